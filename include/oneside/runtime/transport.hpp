@@ -1,0 +1,291 @@
+// The transport interface: the one seam between what one-sided communication means (rma,
+// pgas) and how bytes move (shm, later mpi). Layer API, not for applications.
+//
+// Remote memory is named by (rank, address in the owner's address space), as in dynamic
+// windows. Ranks are world ranks. Every function may be called from any thread.
+//
+// Completion: an operation is *locally complete* when its origin buffer may be reused (put,
+// amo operand) or holds the data (get, amo result), and *remotely complete* when its effect is
+// visible at the target. Operations given a `completion*` are tracked there (test/wait);
+// flush(rank)/flush_all() complete remotely every operation this process issued to that rank,
+// including active messages (the handler has run). With a null completion, put and amo return
+// locally complete (an amo's result is in place), get returns with the data.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <oneside/runtime/types.hpp>
+
+namespace oneside {
+namespace detail {
+class doorbell;
+}
+
+namespace transport {
+
+enum class amo_op : std::uint8_t {
+  load,  // fetch only
+  store,
+  add,
+  band,
+  bor,
+  bxor,
+  min,
+  max,
+  swap,
+  compare_swap,
+};
+inline constexpr int amo_op_count = 10;
+
+enum class amo_type : std::uint8_t { i32, u32, i64, u64, f32, f64 };
+inline constexpr int amo_type_count = 6;
+
+constexpr std::size_t amo_type_size(amo_type t) noexcept {
+  return (t == amo_type::i32 || t == amo_type::u32 || t == amo_type::f32) ? 4 : 8;
+}
+
+// Operands as raw bits: a 4-byte value sits in the low 32 bits.
+struct amo_args {
+  amo_op op;
+  amo_type type;
+  std::uint64_t operand = 0;  // unused for load
+  std::uint64_t compare = 0;  // compare_swap only; compared bitwise
+};
+
+// A set of (op, type) pairs.
+class amo_set {
+ public:
+  constexpr bool contains(amo_op o, amo_type t) const noexcept { return (bits_ >> bit(o, t)) & 1U; }
+  constexpr void add(amo_op o, amo_type t) noexcept { bits_ |= std::uint64_t{1} << bit(o, t); }
+
+ private:
+  static constexpr unsigned bit(amo_op o, amo_type t) noexcept {
+    return static_cast<unsigned>(o) * amo_type_count + static_cast<unsigned>(t);
+  }
+  std::uint64_t bits_ = 0;
+};
+
+// What a transport can do; the layers above choose their paths from it.
+struct transport_caps {
+  bool atomics_coherent_with_cpu;  // shm: true; a network path: false
+  amo_set native_amo;              // pairs run as CPU/NIC atomics when memory is direct()
+  std::size_t max_inline_put;      // bytes copied before put() returns
+  std::size_t max_am_payload;      // largest am_send payload
+};
+
+struct const_iov {
+  const std::byte* base;
+  std::size_t len;
+};
+struct mutable_iov {
+  std::byte* base;
+  std::size_t len;
+};
+struct remote_iov {
+  std::uintptr_t addr;
+  std::size_t len;
+};
+
+class backend;
+
+// Tracks operations until they complete. Owned by the caller, who must test()/wait() it
+// before destroying it. Not thread-safe: use one completion per thread or request.
+class completion {
+ public:
+  completion() = default;
+  completion(const completion&) = delete;
+  completion& operator=(const completion&) = delete;
+  completion(completion&&) = default;
+  completion& operator=(completion&&) = default;
+  ~completion() = default;
+
+  // True when nothing is known to be outstanding (test() empties it as operations finish).
+  bool is_empty() const noexcept { return pending_.empty(); }
+
+  struct pending {
+    rank_t target;
+    std::uint64_t ticket;  // meaning is the backend's
+  };
+  std::vector<pending>& entries() noexcept { return pending_; }
+
+ private:
+  std::vector<pending> pending_;
+};
+
+namespace detail {
+// What segment and exposure share: a move-only handle on memory of this rank; the derived
+// class's destructor hands it back to the transport that made it.
+template <class Derived>
+class memory_handle {
+ public:
+  memory_handle() = default;
+  memory_handle(backend* owner, void* base, std::size_t size, std::uint64_t id) noexcept
+      : owner_(owner), base_(base), size_(size), id_(id) {}
+  memory_handle(memory_handle&& o) noexcept { swap(o); }
+  memory_handle& operator=(memory_handle&& o) noexcept {
+    Derived old(std::move(static_cast<Derived&>(o)));  // releases what this held, at scope end
+    swap(old);
+    return *this;
+  }
+  memory_handle(const memory_handle&) = delete;
+  memory_handle& operator=(const memory_handle&) = delete;
+
+  void* base() const noexcept { return base_; }
+  std::size_t size() const noexcept { return size_; }
+  std::uint64_t id() const noexcept { return id_; }
+
+ protected:
+  ~memory_handle() = default;
+  backend* owner() const noexcept { return owner_; }
+
+ private:
+  void swap(memory_handle& o) noexcept {
+    std::swap(owner_, o.owner_);
+    std::swap(base_, o.base_);
+    std::swap(size_, o.size_);
+    std::swap(id_, o.id_);
+  }
+  backend* owner_ = nullptr;
+  void* base_ = nullptr;
+  std::size_t size_ = 0;
+  std::uint64_t id_ = 0;
+};
+}  // namespace detail
+
+// Memory allocated by the transport in exposed shared memory (zeroed, page-aligned).
+// Move-only; destroying it withdraws the memory: peers may no longer reach it.
+class segment : public detail::memory_handle<segment> {
+ public:
+  using memory_handle::memory_handle;
+  segment(segment&&) noexcept = default;
+  segment& operator=(segment&&) noexcept = default;
+  ~segment();
+
+  std::uintptr_t address() const noexcept { return reinterpret_cast<std::uintptr_t>(base()); }
+  explicit operator bool() const noexcept { return base() != nullptr; }
+};
+
+// Local memory the runtime did not allocate, made reachable by peers (for as long as the
+// handle lives). On shm this is bookkeeping: peers use cross-memory attach and the owner's
+// agent. Move-only.
+class exposure : public detail::memory_handle<exposure> {
+ public:
+  using memory_handle::memory_handle;
+  exposure(exposure&&) noexcept = default;
+  exposure& operator=(exposure&&) noexcept = default;
+  ~exposure();
+};
+
+// A peer's memory mapped into this process for as long as the handle lives, even if the
+// owner withdraws it meanwhile (the memory then lives on until the last pin goes). Empty
+// (get() == nullptr) when that memory is not load/store reachable from here. Move-only.
+class pinned {
+ public:
+  pinned() = default;
+  pinned(void* ptr, std::size_t size, std::shared_ptr<const void> keep) noexcept
+      : ptr_(ptr), size_(size), keep_(std::move(keep)) {}
+  void* get() const noexcept { return ptr_; }
+  std::size_t size() const noexcept { return size_; }
+  explicit operator bool() const noexcept { return ptr_ != nullptr; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t size_ = 0;
+  std::shared_ptr<const void> keep_;
+};
+
+// ---- active messages ------------------------------------------------------------------
+
+using am_handler_id = std::uint32_t;
+
+// Runs at the target, on its agent thread (or inside progress() when ONESIDE_AGENT=poll).
+// It may issue transport operations (e.g. put a result back to `source`); the sender sees
+// the message remotely complete only after the handler returned and those operations are
+// remotely complete. Handlers of messages from one source run in the order sent.
+using am_handler = void (*)(backend& t, rank_t source, std::span<const std::byte> payload);
+
+// Registers `fn` under `name`, which must be unique in the program. The id is a hash of the
+// name, so ranks agree on ids whatever the order of registration; every rank that can
+// receive the message must have registered it. Throws error(arg) on a name collision.
+am_handler_id register_am_handler(std::string_view name, am_handler fn);
+
+// ---- the interface --------------------------------------------------------------------
+
+class backend {
+ public:
+  backend() = default;
+  backend(const backend&) = delete;
+  backend& operator=(const backend&) = delete;
+  virtual ~backend() = default;
+
+  virtual std::string_view name() const noexcept = 0;
+  virtual const transport_caps& caps() const noexcept = 0;
+  virtual rank_t rank() const noexcept = 0;
+  virtual int size() const noexcept = 0;
+
+  // Memory. allocate_segment is local (not collective); bytes may be 0.
+  virtual segment allocate_segment(std::size_t bytes) = 0;
+  virtual exposure expose(void* base, std::size_t bytes) = 0;
+
+  // Data movement. `dst`/`src` may be this rank. Addresses need not be aligned.
+  virtual void put(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src,
+                   completion* c = nullptr) = 0;
+  virtual void get(rank_t src, std::uintptr_t addr, std::span<std::byte> dst,
+                   completion* c = nullptr) = 0;
+  // Gather-scatter forms: the byte streams of both sides have the same total length and are
+  // matched in order, whatever their split into pieces.
+  virtual void putv(rank_t dst, std::span<const const_iov> local,
+                    std::span<const remote_iov> remote, completion* c = nullptr) = 0;
+  virtual void getv(rank_t src, std::span<const mutable_iov> local,
+                    std::span<const remote_iov> remote, completion* c = nullptr) = 0;
+  // Atomic on one 4- or 8-byte element at (dst, addr), which must be naturally aligned.
+  // `result` (may be null for non-fetching use) receives the previous value's bits.
+  virtual void amo(rank_t dst, std::uintptr_t addr, const amo_args& args, void* result,
+                   completion* c = nullptr) = 0;
+
+  // Completion.
+  virtual void flush(rank_t target) = 0;
+  virtual void flush_all() = 0;
+  virtual void flush_local(rank_t target) = 0;
+  virtual void flush_local_all() = 0;
+  virtual bool test(completion& c) = 0;
+  virtual void wait(completion& c) = 0;
+
+  // A pointer through which this process can load and store (rank, addr … addr+len), or null
+  // when that memory is not load/store reachable from here. For this rank it is `addr`
+  // itself. The pointer stays valid until the owner releases the memory.
+  virtual void* direct(rank_t rank, std::uintptr_t addr, std::size_t len) noexcept = 0;
+  // Like direct(), but the mapping outlives a withdrawal by the owner (see pinned).
+  virtual pinned pin(rank_t rank, std::uintptr_t addr, std::size_t len) = 0;
+
+  // Sends a short active message (payload up to caps().max_am_payload bytes, copied before
+  // the call returns). Throws error(arg) for an unknown handler or an oversized payload.
+  virtual void am_send(rank_t dst, am_handler_id handler, std::span<const std::byte> payload,
+                       completion* c = nullptr) = 0;
+
+  // Advances outstanding work; runs active messages when this thread is their progress.
+  virtual void progress() = 0;
+
+  // Wakes threads of `rank` sleeping in the waiting primitive; cheap when none sleeps.
+  virtual void wake(rank_t rank) noexcept = 0;
+  // wake() for several ranks at once (one memory fence for all).
+  virtual void wake(std::span<const rank_t> ranks) noexcept = 0;
+  // This process's doorbell: what its waiting threads sleep on.
+  virtual oneside::detail::doorbell& local_doorbell() noexcept = 0;
+
+  // Called by segment/exposure destructors.
+  virtual void release(segment& s) noexcept = 0;
+  virtual void release(exposure& e) noexcept = 0;
+};
+
+// The transport of the open runtime. Throws error(not_open) when none is open.
+backend& current();
+
+}  // namespace transport
+}  // namespace oneside

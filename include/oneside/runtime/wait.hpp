@@ -1,0 +1,130 @@
+// The one way to wait (STYLE.md R8). Every wait in oneside goes through wait_until or
+// backoff: spin briefly, then yield the CPU, then sleep on this process's doorbell, a futex
+// in shared memory that peers ring when they change something a waiter may need. Jobs stay
+// correct and fast when ranks outnumber cores. This is the single place that later becomes
+// fiber-aware.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace oneside::detail {
+
+// A futex word plus a count of sleepers, living where every waker can reach it.
+class doorbell {
+ public:
+  // Wakes every sleeper. Cost when nobody sleeps: one load (after the caller's fence).
+  void ring() noexcept;
+  // Sleeps while the sequence still equals `seen`, at most `timeout_ns`.
+  void sleep(std::uint32_t seen, std::int64_t timeout_ns) noexcept;
+  std::uint32_t sequence() const noexcept { return seq_.load(std::memory_order_acquire); }
+  void add_sleeper() noexcept { sleepers_.fetch_add(1, std::memory_order_seq_cst); }
+  void remove_sleeper() noexcept { sleepers_.fetch_sub(1, std::memory_order_relaxed); }
+  bool has_sleepers() const noexcept { return sleepers_.load(std::memory_order_relaxed) != 0; }
+
+ private:
+  std::atomic<std::uint32_t> seq_{0};
+  std::atomic<std::uint32_t> sleepers_{0};
+};
+static_assert(sizeof(doorbell) == 8);
+
+// A waker's half of the protocol: after making a change a waiter may need, call
+// notify(bell) (a full fence, then a ring only when somebody sleeps).
+inline void notify(doorbell& bell) noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (bell.has_sleepers()) bell.ring();
+}
+
+// How long each phase of a wait lasts.
+struct wait_policy {
+  std::int64_t spin_ns;
+  std::int64_t yield_ns;
+  std::int64_t sleep_max_ns;  // longest single sleep; sleeps start at 50 µs and double
+};
+
+// Escalating pause. Phase lengths come from ONESIDE_WAIT_SPIN_NS, ONESIDE_WAIT_YIELD_NS and
+// ONESIDE_WAIT_SLEEP_MAX_US (spinning is shortened automatically when ranks outnumber cores),
+// or from an explicit policy (the agent thread has its own).
+class backoff {
+ public:
+  enum class phase : std::uint8_t { spin, yield, sleep };
+
+  // Waits on this process's doorbell (or `bell`) with the runtime's policy (or `policy`).
+  backoff() noexcept;
+  explicit backoff(doorbell& bell) noexcept;
+  backoff(doorbell& bell, const wait_policy& policy) noexcept;
+
+  // One step: a CPU pause, a yield or a bounded sleep, depending on how long this waiter
+  // has waited. In poll mode (ONESIDE_AGENT=poll) it also runs the transport's progress.
+  void pause() noexcept;
+  phase current_phase() const noexcept { return phase_; }
+
+  // The sleep step with the waiter's half of the protocol: registers as a sleeper,
+  // re-checks `done` and only then sleeps, so a notify() in between is never lost.
+  template <class Pred>
+  bool sleep_unless(Pred& done) noexcept {
+    bell_->add_sleeper();
+    const std::uint32_t seen = bell_->sequence();
+    if (done()) {
+      bell_->remove_sleeper();
+      return true;
+    }
+    sleep_step(seen);
+    bell_->remove_sleeper();
+    return false;
+  }
+
+ private:
+  void sleep_step(std::uint32_t seen) noexcept;
+  void escalate() noexcept;
+  doorbell* bell_;
+  wait_policy policy_;
+  phase phase_ = phase::spin;
+  std::uint32_t steps_ = 0;
+  std::int64_t start_ns_ = 0;
+  std::int64_t sleep_ns_ = 0;
+};
+
+// The waiter's loop: escalate until the sleep phase, then sleep only after re-checking.
+template <class Pred>
+void wait_with(backoff& b, Pred& done) noexcept(noexcept(done())) {
+  while (!done()) {
+    if (b.current_phase() != backoff::phase::sleep) {
+      b.pause();
+    } else if (b.sleep_unless(done)) {
+      return;
+    }
+  }
+}
+
+// Returns once done() is true. done() must be cheap and may be called many times.
+template <class Pred>
+void wait_until(Pred&& done) noexcept(noexcept(done())) {
+  if (done()) return;
+  backoff b;
+  wait_with(b, done);
+}
+
+// The same, sleeping on `bell` (and with `policy`'s phase lengths).
+template <class Pred>
+void wait_until(doorbell& bell, Pred&& done) noexcept(noexcept(done())) {
+  if (done()) return;
+  backoff b(bell);
+  wait_with(b, done);
+}
+
+template <class Pred>
+void wait_until(doorbell& bell, const wait_policy& policy, Pred&& done) noexcept(noexcept(done())) {
+  if (done()) return;
+  backoff b(bell, policy);
+  wait_with(b, done);
+}
+
+}  // namespace oneside::detail
+
+namespace oneside {
+// For programs that poll their own memory (a flag a peer writes): returns once done() is
+// true, waiting the way oneside does (spin, yield, sleep). A peer that changes the memory
+// should call transport::current().wake(rank) so a sleeping waiter notices at once.
+using detail::wait_until;
+}  // namespace oneside

@@ -1,0 +1,41 @@
+// The launcher-to-rank protocol. oneside-run creates one shared-memory object per job,
+// "/oneside.<job>.boot", before it starts the ranks, and passes in the environment
+// ONESIDE_JOB_ID, ONESIDE_RANK, ONESIDE_SIZE, ONESIDE_LOCAL_RANK, ONESIDE_LOCAL_SIZE and
+// ONESIDE_BINDING (see settings.cpp). The ranks use the object for their bootstrap: a
+// barrier and fixed-size record exchange, before any transport exists.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include <oneside/runtime/wait.hpp>
+
+namespace oneside::detail {
+
+inline constexpr std::uint64_t boot_magic = 0x314544495345'4e4fULL;  // "ONESIDE1"
+inline constexpr std::uint32_t boot_version = 1;
+inline constexpr std::size_t boot_slot_bytes = 4096;
+
+struct boot_header {
+  std::uint64_t magic;
+  std::uint32_t version;
+  std::int32_t size;
+  std::uint32_t slot_bytes;
+  std::uint32_t reserved;
+  alignas(64) std::atomic<std::uint32_t> arrived;     // ranks in the current barrier
+  alignas(64) std::atomic<std::uint32_t> generation;  // bumped when a barrier completes
+  alignas(64) doorbell bell;                          // barrier waiters sleep here
+};
+
+inline constexpr std::size_t boot_slots_offset = 256;
+static_assert(sizeof(boot_header) <= boot_slots_offset);
+
+constexpr std::size_t boot_segment_bytes(int size) noexcept {
+  return boot_slots_offset + static_cast<std::size_t>(size) * boot_slot_bytes;
+}
+
+// Fills in the header of a freshly created (zeroed) boot object. Called by the launcher.
+void init_boot_segment(void* mem, int size) noexcept;
+
+}  // namespace oneside::detail

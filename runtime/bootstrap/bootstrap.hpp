@@ -1,0 +1,40 @@
+// The bootstrap: who am I, how many are we, exchange of small records, barrier. Separate
+// from data movement (transports); used to set the transport up. Implementations: a single
+// process (no launcher), the launcher's environment (oneside-run), and later MPI.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <oneside/runtime/types.hpp>
+
+namespace oneside::detail {
+
+class bootstrap {
+ public:
+  bootstrap() = default;
+  bootstrap(const bootstrap&) = delete;
+  bootstrap& operator=(const bootstrap&) = delete;
+  virtual ~bootstrap() = default;
+
+  virtual std::string_view kind() const noexcept = 0;  // "single", "launcher", "mpi"
+  virtual rank_t rank() const noexcept = 0;
+  virtual int size() const noexcept = 0;
+  // Ranks sharing this node's memory (as the launcher counted them).
+  virtual rank_t local_rank() const noexcept = 0;
+  virtual int local_size() const noexcept = 0;
+  // Identifies the job; names its shared-memory objects.
+  virtual const std::string& job_id() const noexcept = 0;
+
+  // Collective: every rank gives `bytes` bytes; out receives size()*bytes, in rank order.
+  virtual void allgather(const void* in, void* out, std::size_t bytes) = 0;
+  virtual void barrier() = 0;
+};
+
+// The bootstrap the environment asks for: the launcher's when ONESIDE_JOB_ID is set, a
+// single process otherwise. Throws error(intern) when the launcher's job cannot be joined.
+std::unique_ptr<bootstrap> make_bootstrap();
+
+}  // namespace oneside::detail

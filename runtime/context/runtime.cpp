@@ -1,0 +1,175 @@
+// Opening and closing the runtime: bootstrap, transport, teams and the task arena, in that
+// order, and back. Settings are read (and checked) here, once.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <oneside/runtime/runtime.hpp>
+#include <oneside/runtime/topology.hpp>
+
+#include "bootstrap/bootstrap.hpp"
+#include "context/context.hpp"
+#include "error/check.hpp"
+#include "settings/settings.hpp"
+#include "task/arena_impl.hpp"
+#include "team/team_impl.hpp"
+#include "transport/shm/shm_transport.hpp"
+
+namespace oneside {
+namespace detail {
+// Defined in context.cpp: publishing and retiring the context.
+void install_context(std::unique_ptr<context> c, const wait_params& w);
+std::unique_ptr<context> uninstall_context();
+}  // namespace detail
+
+namespace {
+
+bool decide_oversubscribed(const detail::bootstrap& boot) {
+  const std::string mode = detail::setting_string("ONESIDE_OVERSUBSCRIBE");
+  if (mode == "yes") return true;
+  if (mode == "no") return false;
+  const machine_topology m = this_machine();
+  return boot.local_size() > std::max(1, m.pus);
+}
+
+detail::wait_params read_wait_params(bool oversubscribed) {
+  detail::wait_params w;
+  w.spin_ns = detail::setting_is_set("ONESIDE_WAIT_SPIN_NS")
+                  ? detail::setting_int("ONESIDE_WAIT_SPIN_NS")
+                  : (oversubscribed ? 500 : detail::setting_int("ONESIDE_WAIT_SPIN_NS"));
+  w.yield_ns = detail::setting_int("ONESIDE_WAIT_YIELD_NS");
+  w.sleep_max_ns =
+      std::max<std::int64_t>(1, detail::setting_int("ONESIDE_WAIT_SLEEP_MAX_US")) * 1000;
+  w.poll_progress = detail::setting_string("ONESIDE_AGENT") == "poll";
+  return w;
+}
+
+int arena_threads(const rank_topology& topo, const detail::bootstrap& boot) {
+  if (const std::int64_t n = detail::setting_int("ONESIDE_TASK_THREADS"); n > 0) {
+    return static_cast<int>(n);
+  }
+  if (topo.is_bound) return std::max<int>(1, static_cast<int>(topo.cores.size()));
+  // Unbound: this rank's share of the node's cores.
+  const machine_topology m = this_machine();
+  return std::max(1, m.cores / std::max(1, boot.local_size()));
+}
+
+// A closed transport stays alive until the process ends: handles the program still holds
+// (segments, teams) may release into it after close, which it then ignores.
+std::vector<std::unique_ptr<transport::backend>>& graveyard() {
+  static std::vector<std::unique_ptr<transport::backend>> g;
+  return g;
+}
+std::mutex g_open_mutex;
+
+}  // namespace
+
+runtime::runtime() : runtime(0, nullptr) {}
+
+runtime::runtime(int /*argc*/, char** /*argv*/) {
+  std::lock_guard lock(g_open_mutex);
+  ONESIDE_CHECK(detail::current_context() == nullptr, error_class::arg, {.call = "runtime"},
+                "a oneside runtime is already open in this process");
+  auto ctx = std::make_unique<detail::context>();
+  ctx->boot = detail::make_bootstrap();
+  ctx->oversubscribed = decide_oversubscribed(*ctx->boot);
+  const detail::wait_params wait = read_wait_params(ctx->oversubscribed);
+
+  transport::shm::options opts;
+  opts.am_slots = static_cast<std::size_t>(detail::setting_int("ONESIDE_AM_SLOTS"));
+  opts.am_slot_bytes = static_cast<std::size_t>(detail::setting_int("ONESIDE_AM_SLOT_BYTES"));
+  opts.agent_thread = detail::setting_string("ONESIDE_AGENT") == "thread";
+  opts.agent_spin_ns =
+      ctx->oversubscribed ? 0 : detail::setting_int("ONESIDE_AGENT_SPIN_US") * 1000;
+  if (detail::setting_string("ONESIDE_TRANSPORT") != "shm") {
+    detail::raise(error_class::arg, {.call = "runtime"},
+                  "ONESIDE_TRANSPORT=" + detail::setting_string("ONESIDE_TRANSPORT") +
+                      " is not available in this build");
+  }
+  // Read every setting the open needs before anything is created, so a bad value fails fast.
+  (void)detail::setting_int("ONESIDE_COLL_SLOT_BYTES");
+  ctx->topology = this_rank_topology();
+  const int threads = arena_threads(ctx->topology, *ctx->boot);
+
+  ctx->transport = std::make_unique<transport::shm>(*ctx->boot, opts);
+  detail::context& c = *ctx;
+  detail::install_context(std::move(ctx), wait);
+  try {
+    c.world = detail::team_impl::make_world();
+    // The node-local team: ranks that share this node's memory. With oneside-run every rank
+    // is on this node; the MPI bootstrap will give several nodes.
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    std::vector<char> hosts(sizeof host * static_cast<std::size_t>(c.world.size()));
+    c.boot->allgather(host, hosts.data(), sizeof host);
+    int node = 0;
+    for (int r = 0; r < c.world.size(); ++r) {
+      if (std::strncmp(hosts.data() + static_cast<std::size_t>(r) * sizeof host, host,
+                       sizeof host) == 0) {
+        node = r;  // the node's color: its lowest world rank
+        break;
+      }
+    }
+    c.local = c.world.split(node, c.world.rank());
+    c.arena = std::make_unique<detail::arena_impl>(threads);
+    c.boot->barrier();
+  } catch (...) {
+    std::unique_ptr<detail::context> failed = detail::uninstall_context();
+    failed->world = team();
+    failed->local = team();
+    graveyard().push_back(std::move(failed->transport));
+    throw;
+  }
+  rank_ = c.world.rank();
+  size_ = c.world.size();
+  open_ = true;
+}
+
+void runtime::close() {
+  if (!open_) return;
+  open_ = false;
+  std::lock_guard lock(g_open_mutex);
+  detail::context* c = detail::current_context();
+  if (c == nullptr) return;
+  c->boot->barrier();  // every rank is done with collectives and transport calls
+  c->arena.reset();    // tasks still queued finish first
+  c->world = team();
+  c->local = team();
+  static_cast<transport::shm&>(*c->transport).close();
+  std::unique_ptr<detail::context> ctx = detail::uninstall_context();
+  graveyard().push_back(std::move(ctx->transport));
+}
+
+runtime::~runtime() {
+  if (!open_) return;
+  if (std::uncaught_exceptions() > 0) {
+    // This rank is failing: no collective close (the others may never get there). Release
+    // what is ours; the launcher ends the job and sweeps the rest.
+    open_ = false;
+    std::lock_guard lock(g_open_mutex);
+    std::unique_ptr<detail::context> ctx = detail::uninstall_context();
+    if (ctx) {
+      ctx->world = team();
+      ctx->local = team();
+      graveyard().push_back(std::move(ctx->transport));
+    }
+    return;
+  }
+  try {
+    close();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    std::abort();
+  }
+}
+
+bool is_open() noexcept {
+  return detail::current_context() != nullptr;
+}
+
+}  // namespace oneside

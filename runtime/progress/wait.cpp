@@ -1,0 +1,117 @@
+// The waiting primitive: doorbells (shared futex words) and the escalating backoff
+// spin -> yield -> sleep. See include/oneside/runtime/wait.hpp for the protocol.
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <ctime>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <oneside/runtime/wait.hpp>
+
+#include "context/context.hpp"
+
+namespace oneside::detail {
+namespace {
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+inline std::int64_t now_ns() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Waiters before the runtime opens (bootstrap) and threads of a closed runtime use a bell
+// of their own; nobody rings it, so their sleeps end by timeout.
+doorbell g_fallback_bell;
+
+doorbell& default_bell() noexcept {
+  if (context* c = current_context(); c != nullptr && c->transport) {
+    return c->transport->local_doorbell();
+  }
+  return g_fallback_bell;
+}
+
+// Runs the transport's progress from waits when no agent thread does it (ONESIDE_AGENT=poll).
+void poll_progress() noexcept {
+  if (!current_wait_params().poll_progress) return;
+  if (context* c = current_context(); c != nullptr && c->transport) c->transport->progress();
+}
+
+constexpr std::int64_t first_sleep_ns = 50'000;
+
+wait_policy runtime_policy() noexcept {
+  const wait_params& p = current_wait_params();
+  return wait_policy{p.spin_ns, p.yield_ns, p.sleep_max_ns};
+}
+
+}  // namespace
+
+void doorbell::ring() noexcept {
+  seq_.fetch_add(1, std::memory_order_release);
+  // Not FUTEX_PRIVATE: the word may live in memory shared between processes.
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&seq_), FUTEX_WAKE, INT_MAX, nullptr,
+            nullptr, 0);
+}
+
+void doorbell::sleep(std::uint32_t seen, std::int64_t timeout_ns) noexcept {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(timeout_ns / 1'000'000'000);
+  ts.tv_nsec = static_cast<long>(timeout_ns % 1'000'000'000);
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&seq_), FUTEX_WAIT, seen, &ts, nullptr, 0);
+}
+
+backoff::backoff() noexcept : bell_(&default_bell()), policy_(runtime_policy()) {}
+backoff::backoff(doorbell& bell) noexcept : bell_(&bell), policy_(runtime_policy()) {}
+backoff::backoff(doorbell& bell, const wait_policy& policy) noexcept
+    : bell_(&bell), policy_(policy) {}
+
+void backoff::escalate() noexcept {
+  const std::int64_t waited = now_ns() - start_ns_;
+  if (phase_ == phase::spin && waited >= policy_.spin_ns) phase_ = phase::yield;
+  if (phase_ == phase::yield && waited >= policy_.spin_ns + policy_.yield_ns) {
+    phase_ = phase::sleep;
+    sleep_ns_ = std::min(first_sleep_ns, policy_.sleep_max_ns);
+  }
+}
+
+void backoff::pause() noexcept {
+  if (steps_++ == 0) start_ns_ = now_ns();
+  switch (phase_) {
+    case phase::spin:
+      cpu_relax();
+      // Reading the clock costs about as much as a few pauses: look at it now and then.
+      if ((steps_ & 63U) == 0) {
+        escalate();
+        poll_progress();
+      }
+      break;
+    case phase::yield:
+      ::sched_yield();
+      escalate();
+      poll_progress();
+      break;
+    case phase::sleep:
+      bell_->add_sleeper();
+      sleep_step(bell_->sequence());
+      bell_->remove_sleeper();
+      break;
+  }
+}
+
+void backoff::sleep_step(std::uint32_t seen) noexcept {
+  poll_progress();
+  bell_->sleep(seen, sleep_ns_);
+  sleep_ns_ = std::min(sleep_ns_ * 2, policy_.sleep_max_ns);
+}
+
+}  // namespace oneside::detail

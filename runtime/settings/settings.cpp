@@ -1,0 +1,167 @@
+// The registry of every ONESIDE_* setting (STYLE.md R9): declared once here with its type,
+// default and meaning. The README's settings table is checked against this list by
+// tests/unit/settings_test.cpp, and `oneside-run --settings` prints it.
+#include "settings/settings.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <string>
+
+#include <oneside/runtime/error.hpp>
+
+#include "error/check.hpp"
+
+namespace oneside {
+namespace {
+
+using enum setting_type;
+
+// clang-format off
+constexpr std::array registry{
+  // Transport and progress.
+  setting_info{"ONESIDE_TRANSPORT", choice, "shm",
+               "Transport for data movement between ranks.", "shm"},
+  setting_info{"ONESIDE_AGENT", choice, "thread",
+               "Who runs incoming active messages: a per-rank agent thread that sleeps when idle, "
+               "or the rank's own waits and progress calls.", "thread|poll"},
+  setting_info{"ONESIDE_AGENT_SPIN_US", integer, "50",
+               "Microseconds the agent keeps polling after a message before it sleeps "
+               "(0 when ranks outnumber cores)."},
+  setting_info{"ONESIDE_AM_SLOTS", integer, "256",
+               "Slots in each rank's active-message queue."},
+  setting_info{"ONESIDE_AM_SLOT_BYTES", size, "4K",
+               "Bytes per active-message slot (the largest payload is this minus a 64-byte header)."},
+  // Waiting.
+  setting_info{"ONESIDE_WAIT_SPIN_NS", integer, "20000",
+               "Nanoseconds a wait spins before it starts yielding the CPU "
+               "(500 when ranks outnumber cores)."},
+  setting_info{"ONESIDE_WAIT_YIELD_NS", integer, "200000",
+               "Nanoseconds a wait yields the CPU before it sleeps on the doorbell futex."},
+  setting_info{"ONESIDE_WAIT_SLEEP_MAX_US", integer, "1000",
+               "Longest single sleep of a wait, in microseconds (sleepers are also woken "
+               "explicitly by whoever they wait for)."},
+  setting_info{"ONESIDE_OVERSUBSCRIBE", choice, "auto",
+               "Whether ranks outnumber cores: auto (count them), yes or no. Changes how long "
+               "waits spin.", "auto|yes|no"},
+  // Collectives.
+  setting_info{"ONESIDE_COLL_SLOT_BYTES", size, "256K",
+               "Bytes of each of the two staging slots every team member has for collectives; "
+               "larger messages move in pipelined pieces of this size."},
+  setting_info{"ONESIDE_BARRIER", choice, "auto",
+               "Barrier algorithm: dissemination (fastest when every rank has a core), central "
+               "(fewer scheduling rounds when ranks outnumber cores) or auto (picks by "
+               "ONESIDE_OVERSUBSCRIBE).", "auto|dissemination|central"},
+  // Tasks and placement.
+  setting_info{"ONESIDE_TASK_THREADS", integer, "0",
+               "Threads in each rank's task arena; 0 means the number of cores the rank is "
+               "bound to (or its share of the node when unbound)."},
+  setting_info{"ONESIDE_BIND_TO", choice, "auto",
+               "oneside-run's default for --bind-to: core while ranks do not outnumber cores, "
+               "none otherwise.", "auto|core|numa|none"},
+  setting_info{"ONESIDE_TIMEOUT", integer, "0",
+               "oneside-run's default for --timeout, in seconds (0: no limit)."},
+  setting_info{"ONESIDE_KILL_GRACE_MS", integer, "300",
+               "Milliseconds oneside-run waits after SIGTERM before it sends SIGKILL to the "
+               "ranks of a failed, timed-out or interrupted job."},
+  // Set by oneside-run for each rank (the launcher-to-rank protocol).
+  setting_info{"ONESIDE_JOB_ID", string, "",
+               "Identifier of the job; names its shared-memory objects.", {}, true},
+  setting_info{"ONESIDE_RANK", integer, "0", "Rank of this process in the job.", {}, true},
+  setting_info{"ONESIDE_SIZE", integer, "1", "Number of ranks in the job.", {}, true},
+  setting_info{"ONESIDE_LOCAL_RANK", integer, "0", "Rank of this process on its node.", {}, true},
+  setting_info{"ONESIDE_LOCAL_SIZE", integer, "1", "Number of ranks on this node.", {}, true},
+  setting_info{"ONESIDE_BINDING", string, "none",
+               "The binding oneside-run applied to this rank (core, numa or none).", {}, true},
+};
+// clang-format on
+
+const setting_info& find(std::string_view name) {
+  auto it = std::find_if(registry.begin(), registry.end(),
+                         [&](const setting_info& s) { return s.name == name; });
+  if (it == registry.end()) {
+    detail::raise(error_class::arg, {.call = "settings"},
+                  "unknown setting " + std::string(name) + " (not in the registry)");
+  }
+  return *it;
+}
+
+std::string raw_value(const setting_info& s) {
+  const std::string name(s.name);
+  if (const char* v = std::getenv(name.c_str()); v != nullptr) return v;
+  return std::string(s.default_value);
+}
+
+[[noreturn]] void bad_value(const setting_info& s, const std::string& value, std::string_view why) {
+  detail::raise(error_class::arg, {.call = "settings"},
+                std::string(s.name) + "='" + value + "' " + std::string(why));
+}
+
+}  // namespace
+
+std::span<const setting_info> all_settings() noexcept {
+  return registry;
+}
+
+std::string setting_value(std::string_view name) {
+  return raw_value(find(name));
+}
+
+namespace detail {
+
+bool setting_is_set(std::string_view name) {
+  const std::string n(find(name).name);
+  return std::getenv(n.c_str()) != nullptr;
+}
+
+std::int64_t setting_int(std::string_view name) {
+  const setting_info& s = find(name);
+  ONESIDE_CHECK(s.type == setting_type::integer || s.type == setting_type::size, error_class::arg,
+                {.call = "settings"}, std::string(name) + " is not a numeric setting");
+  const std::string v = raw_value(s);
+  std::int64_t n = 0;
+  const char* first = v.data();
+  const char* last = v.data() + v.size();
+  auto [ptr, ec] = std::from_chars(first, last, n);
+  if (ec != std::errc() || ptr == first) bad_value(s, v, "is not a number");
+  if (ptr != last) {
+    if (s.type != setting_type::size || ptr + 1 != last) bad_value(s, v, "has trailing characters");
+    const char unit = static_cast<char>(std::toupper(static_cast<unsigned char>(*ptr)));
+    const int shift = unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : -1;
+    if (shift < 0) bad_value(s, v, "has an unknown unit (use K, M or G)");
+    n <<= shift;
+  }
+  if (n < 0) bad_value(s, v, "is negative");
+  return n;
+}
+
+bool setting_bool(std::string_view name) {
+  const setting_info& s = find(name);
+  std::string v = raw_value(s);
+  std::transform(v.begin(), v.end(), v.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off" || v.empty()) return false;
+  bad_value(s, v, "is not a boolean (use 1/0, true/false, yes/no, on/off)");
+}
+
+std::string setting_string(std::string_view name) {
+  const setting_info& s = find(name);
+  std::string v = raw_value(s);
+  if (s.type == setting_type::choice) {
+    std::string_view rest = s.choices;
+    while (!rest.empty()) {
+      const auto bar = rest.find('|');
+      if (rest.substr(0, bar) == v) return v;
+      if (bar == std::string_view::npos) break;
+      rest.remove_prefix(bar + 1);
+    }
+    bad_value(s, v, "is not one of " + std::string(s.choices));
+  }
+  return v;
+}
+
+}  // namespace detail
+}  // namespace oneside

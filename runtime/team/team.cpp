@@ -1,0 +1,169 @@
+// Teams: the world team, split(), the node-local team and the team accessors.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <oneside/runtime/collectives.hpp>
+#include <oneside/runtime/team.hpp>
+
+#include "bootstrap/bootstrap.hpp"
+#include "context/context.hpp"
+#include "error/check.hpp"
+#include "settings/settings.hpp"
+#include "team/team_impl.hpp"
+
+namespace oneside {
+namespace detail {
+
+coll_engine::barrier_kind barrier_kind_setting(const context& c) {
+  const std::string b = setting_string("ONESIDE_BARRIER");
+  if (b == "central") return coll_engine::barrier_kind::central;
+  if (b == "dissemination") return coll_engine::barrier_kind::dissemination;
+  return c.oversubscribed ? coll_engine::barrier_kind::central
+                          : coll_engine::barrier_kind::dissemination;
+}
+
+team_impl& team_of(const team& t, std::string_view call) {
+  require_context(call);
+  ONESIDE_CHECK(t.is_valid(), error_class::comm, {.call = call}, "the team is null");
+  return t.impl();
+}
+
+team team_impl::make_world() {
+  context& c = require_context("runtime");
+  auto impl = std::make_shared<team_impl>();
+  const int n = c.boot->size();
+  std::vector<rank_t> all(static_cast<std::size_t>(n));
+  std::iota(all.begin(), all.end(), 0);
+  impl->id = 0;
+  impl->rank = c.boot->rank();
+  impl->size = n;
+  impl->coll = std::make_unique<coll_engine>(
+      *c.transport, static_cast<std::size_t>(setting_int("ONESIDE_COLL_SLOT_BYTES")), impl->rank,
+      all, barrier_kind_setting(c));
+  impl->members = group(std::move(all));
+  const std::uint64_t mine = impl->coll->area_address();
+  std::vector<std::uint64_t> areas(static_cast<std::size_t>(n));
+  c.boot->allgather(&mine, areas.data(), sizeof mine);
+  impl->coll->connect(areas);
+  c.boot->barrier();  // every member pinned every area
+  return team(std::move(impl));
+}
+
+}  // namespace detail
+
+namespace {
+
+// Ids of split teams: the parent's id, its split count and the color, mixed (splitmix64).
+std::uint64_t child_id(std::uint64_t parent, std::uint64_t split, int color) {
+  std::uint64_t x =
+      parent * 0x9E3779B97F4A7C15ULL ^ (split + 1) * 0xBF58476D1CE4E5B9ULL ^
+      static_cast<std::uint64_t>(static_cast<std::uint32_t>(color)) * 0x94D049BB133111EBULL;
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ULL;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBULL;
+  x ^= x >> 31;
+  return x == 0 ? 1 : x;
+}
+
+struct split_record {
+  std::int32_t color;
+  std::int32_t key;
+  std::uint64_t area;
+};
+
+}  // namespace
+
+rank_t team::rank() const {
+  return detail::team_of(*this, "team::rank").rank;
+}
+int team::size() const {
+  return detail::team_of(*this, "team::size").size;
+}
+const oneside::group& team::group() const {
+  return detail::team_of(*this, "team::group").members;
+}
+std::uint64_t team::id() const {
+  return detail::team_of(*this, "team::id").id;
+}
+
+rank_t team::to_world(rank_t r) const {
+  return detail::team_of(*this, "team::to_world").members.world_rank(r);
+}
+
+rank_t team::from_world(rank_t w) const {
+  return detail::team_of(*this, "team::from_world").members.from_world(w);
+}
+
+detail::team_impl& team::impl() const {
+  ONESIDE_CHECK(impl_ != nullptr, error_class::comm, {.call = "team"}, "the team is null");
+  return *impl_;
+}
+
+team team::split(int color, int key) const {
+  detail::team_impl& parent = detail::team_of(*this, "team::split");
+  ONESIDE_CHECK(color >= 0 || color == no_color, error_class::arg, {.call = "team::split"},
+                "color " + std::to_string(color) + " is negative (use team::no_color to opt out)");
+  detail::context& c = detail::require_context("team::split");
+  const std::uint64_t split_no = parent.splits++;
+
+  // Members make their area first, so one exchange gives everyone everything.
+  std::unique_ptr<detail::coll_engine> engine;
+  std::vector<rank_t> world_members;
+  split_record mine{color, key, 0};
+  std::vector<split_record> all(static_cast<std::size_t>(parent.size));
+  // The area size needs the member count; exchange (color, key) first.
+  {
+    std::vector<std::int32_t> pairs(2 * static_cast<std::size_t>(parent.size));
+    const std::int32_t me[2] = {color, key};
+    allgather(*this, me, 2, datatype::of<std::int32_t>(), pairs.data());
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      all[r].color = pairs[2 * r];
+      all[r].key = pairs[2 * r + 1];
+    }
+  }
+  std::vector<rank_t> order;  // parent ranks of my new team's members, in new-team order
+  if (color != no_color) {
+    for (rank_t r = 0; r < parent.size; ++r) {
+      if (all[static_cast<std::size_t>(r)].color == color) order.push_back(r);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](rank_t a, rank_t b) {
+      return all[static_cast<std::size_t>(a)].key < all[static_cast<std::size_t>(b)].key;
+    });
+    for (rank_t r : order) world_members.push_back(parent.members.world_rank(r));
+    const auto my_pos =
+        static_cast<rank_t>(std::find(order.begin(), order.end(), parent.rank) - order.begin());
+    engine = std::make_unique<detail::coll_engine>(
+        *c.transport, static_cast<std::size_t>(detail::setting_int("ONESIDE_COLL_SLOT_BYTES")),
+        my_pos, world_members, detail::barrier_kind_setting(c));
+    mine.area = engine->area_address();
+  }
+  std::vector<std::uint64_t> areas(static_cast<std::size_t>(parent.size));
+  allgather(*this, &mine.area, 1, datatype::of<std::uint64_t>(), areas.data());
+  if (color == no_color) return team();
+
+  auto impl = std::make_shared<detail::team_impl>();
+  impl->id = child_id(parent.id, split_no, color);
+  impl->size = static_cast<int>(order.size());
+  impl->rank =
+      static_cast<rank_t>(std::find(order.begin(), order.end(), parent.rank) - order.begin());
+  impl->members = oneside::group(world_members);
+  std::vector<std::uint64_t> member_areas;
+  for (rank_t r : order) member_areas.push_back(areas[static_cast<std::size_t>(r)]);
+  engine->connect(member_areas);
+  impl->coll = std::move(engine);
+  impl->coll->barrier();  // every member pinned every area before anyone may drop its own
+  return detail::team_impl::wrap(std::move(impl));
+}
+
+const team& world() {
+  return detail::require_context("world").world;
+}
+const team& local_team() {
+  return detail::require_context("local_team").local;
+}
+
+}  // namespace oneside

@@ -1,0 +1,123 @@
+// POSIX shared-memory objects of a job: naming, creation, mapping and the crash sweep.
+#include "transport/shm/shm_object.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <utility>
+
+#include "error/check.hpp"
+
+namespace oneside::detail {
+
+std::string shm_prefix(std::string_view job_id) {
+  std::string p = "oneside.";
+  p += job_id;
+  p += '.';
+  return p;
+}
+
+std::string shm_name(std::string_view job_id, std::string_view what) {
+  std::string n(1, '/');
+  n.append(shm_prefix(job_id)).append(what);
+  return n;
+}
+
+int sweep_job_shm(std::string_view job_id) noexcept {
+  const std::string prefix = shm_prefix(job_id);
+  int removed = 0;
+  DIR* dir = ::opendir("/dev/shm");
+  if (dir == nullptr) return 0;
+  while (const dirent* e = ::readdir(dir)) {
+    const std::string_view n(e->d_name);
+    if (n.substr(0, prefix.size()) == prefix) {
+      std::string name(1, '/');
+      name.append(n);
+      if (::shm_unlink(name.c_str()) == 0) ++removed;
+    }
+  }
+  ::closedir(dir);
+  return removed;
+}
+
+std::string make_job_id() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  const auto mix = static_cast<unsigned long long>(ts.tv_nsec) ^
+                   (static_cast<unsigned long long>(ts.tv_sec) << 20);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%d-%llx", static_cast<int>(::getpid()), mix & 0xffffffffULL);
+  return buf;
+}
+
+shm_object::shm_object(const std::string& name, std::size_t bytes, mode m) : name_(name) {
+  const int flags = m == mode::create ? (O_RDWR | O_CREAT | O_EXCL) : O_RDWR;
+  const int fd = ::shm_open(name.c_str(), flags, 0600);
+  if (fd < 0) {
+    raise_system("shm_open", (m == mode::create ? "cannot create " : "cannot open ") + name, errno);
+  }
+  if (m == mode::create) {
+    if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+      const int err = errno;
+      ::close(fd);
+      ::shm_unlink(name.c_str());
+      raise_system("shm_open", "cannot size " + name, err);
+    }
+  } else if (bytes == 0) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      raise_system("shm_open", "cannot stat " + name, err);
+    }
+    bytes = static_cast<std::size_t>(st.st_size);
+  }
+  size_ = bytes;
+  if (bytes > 0) {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      const int err = errno;
+      ::close(fd);
+      if (m == mode::create) ::shm_unlink(name.c_str());
+      raise_system("mmap", "cannot map " + name, err);
+    }
+    base_ = p;
+  }
+  ::close(fd);
+}
+
+shm_object::shm_object(shm_object&& o) noexcept
+    : name_(std::move(o.name_)),
+      base_(std::exchange(o.base_, nullptr)),
+      size_(std::exchange(o.size_, 0)) {}
+
+shm_object& shm_object::operator=(shm_object&& o) noexcept {
+  if (this != &o) {
+    reset();
+    name_ = std::move(o.name_);
+    base_ = std::exchange(o.base_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+  }
+  return *this;
+}
+
+shm_object::~shm_object() {
+  reset();
+}
+
+void shm_object::reset() noexcept {
+  if (base_ != nullptr) ::munmap(base_, size_);
+  base_ = nullptr;
+  size_ = 0;
+}
+
+void shm_object::unlink() noexcept {
+  if (!name_.empty()) ::shm_unlink(name_.c_str());
+}
+
+}  // namespace oneside::detail

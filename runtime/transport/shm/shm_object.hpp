@@ -1,0 +1,49 @@
+// A POSIX shared-memory object mapped into this process (RAII): created 0600 or opened by
+// name, unmapped on destruction, unlinked by its creator when asked. Every shared-memory
+// object of a job is named "/oneside.<job>.<what>" so the launcher can sweep them all.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace oneside::detail {
+
+// "oneside.<job>." : every object of the job starts with this in /dev/shm.
+std::string shm_prefix(std::string_view job_id);
+// "/oneside.<job>.<what>" : the name given to shm_open.
+std::string shm_name(std::string_view job_id, std::string_view what);
+// Unlinks every shared-memory object of the job; returns how many were removed.
+int sweep_job_shm(std::string_view job_id) noexcept;
+// A fresh job identifier: short, unique on this node, safe in file names.
+std::string make_job_id();
+
+class shm_object {
+ public:
+  enum class mode { create, open };
+
+  shm_object() = default;
+  // create: a new object of `bytes` (zero-filled), mode 0600; fails if the name exists.
+  // open: an existing object, mapping `bytes` of it (0: its whole size).
+  // Throws error(intern) naming the object and the system error.
+  shm_object(const std::string& name, std::size_t bytes, mode m);
+  shm_object(shm_object&& o) noexcept;
+  shm_object& operator=(shm_object&& o) noexcept;
+  shm_object(const shm_object&) = delete;
+  shm_object& operator=(const shm_object&) = delete;
+  ~shm_object();
+
+  void* data() const noexcept { return base_; }
+  std::size_t size() const noexcept { return size_; }
+  const std::string& name() const noexcept { return name_; }
+  // Removes the name (the mapping stays valid); peers can no longer open it.
+  void unlink() noexcept;
+
+ private:
+  void reset() noexcept;
+  std::string name_;
+  void* base_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace oneside::detail

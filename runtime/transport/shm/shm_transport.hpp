@@ -1,0 +1,155 @@
+// The shared-memory transport (default): ranks of one node reach each other's exposed
+// segments by load/store after mapping them lazily, reach memory the runtime did not
+// allocate with cross-memory attach (process_vm_readv/writev), and run atomics on such memory
+// at its owner, through the owner's agent thread. Completion is immediate for everything but
+// active messages, whose completion is the owner's "applied" ticket in our control block.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <sys/types.h>
+#include <thread>
+#include <vector>
+
+#include <oneside/runtime/transport.hpp>
+
+#include "transport/shm/ctl_block.hpp"
+#include "transport/shm/shm_object.hpp"
+
+namespace oneside::detail {
+class bootstrap;
+}
+
+namespace oneside::transport {
+
+class shm final : public backend {
+ public:
+  struct options {
+    std::size_t am_slots = 256;
+    std::size_t am_slot_bytes = 4096;
+    bool agent_thread = true;            // false: messages run in progress() (ONESIDE_AGENT=poll)
+    std::int64_t agent_spin_ns = 50000;  // polling after a message before the agent sleeps
+  };
+
+  // Collective over the bootstrap's ranks: creates this rank's control block, maps every
+  // peer's, starts the agent.
+  shm(oneside::detail::bootstrap& boot, const options& opts);
+  ~shm() override;
+
+  // Collective: completes everything this rank issued, waits for every rank, stops the agent
+  // and releases all shared memory of this rank. Later calls fail with error(not_open).
+  void close();
+
+  std::string_view name() const noexcept override { return "shm"; }
+  const transport_caps& caps() const noexcept override { return caps_; }
+  rank_t rank() const noexcept override { return rank_; }
+  int size() const noexcept override { return size_; }
+
+  segment allocate_segment(std::size_t bytes) override;
+  exposure expose(void* base, std::size_t bytes) override;
+
+  void put(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src, completion* c) override;
+  void get(rank_t src, std::uintptr_t addr, std::span<std::byte> dst, completion* c) override;
+  void putv(rank_t dst, std::span<const const_iov> local, std::span<const remote_iov> remote,
+            completion* c) override;
+  void getv(rank_t src, std::span<const mutable_iov> local, std::span<const remote_iov> remote,
+            completion* c) override;
+  void amo(rank_t dst, std::uintptr_t addr, const amo_args& args, void* result,
+           completion* c) override;
+
+  void flush(rank_t target) override;
+  void flush_all() override;
+  void flush_local(rank_t target) override;
+  void flush_local_all() override;
+  bool test(completion& c) override;
+  void wait(completion& c) override;
+
+  void* direct(rank_t rank, std::uintptr_t addr, std::size_t len) noexcept override;
+  pinned pin(rank_t rank, std::uintptr_t addr, std::size_t len) override;
+  void am_send(rank_t dst, am_handler_id handler, std::span<const std::byte> payload,
+               completion* c) override;
+  void progress() override;
+  void wake(rank_t rank) noexcept override;
+  void wake(std::span<const rank_t> ranks) noexcept override;
+  oneside::detail::doorbell& local_doorbell() noexcept override;
+  void release(segment& s) noexcept override;
+  void release(exposure& e) noexcept override;
+
+  // For tests: CPU time the agent thread has used, in nanoseconds (-1 without an agent).
+  std::int64_t agent_cpu_ns() const noexcept;
+  pid_t peer_pid(rank_t r) const noexcept { return peers_[static_cast<std::size_t>(r)].pid; }
+
+ private:
+  struct mapped_segment {
+    std::uint64_t id;
+    std::uintptr_t base;
+    std::size_t len;
+    std::byte* local;
+  };
+  const mapped_segment* find(rank_t r, std::uintptr_t addr, std::size_t len) noexcept;
+  // An immutable view of a peer's segments; replaced (never changed) on refresh.
+  struct snapshot {
+    std::uint64_t version;
+    std::vector<mapped_segment> segments;
+  };
+  struct peer {
+    shm_detail::ctl_view ctl;
+    oneside::detail::shm_object ctl_object;
+    pid_t pid = 0;
+    std::atomic<const snapshot*> current{nullptr};
+    std::mutex refresh_mutex;  // guards maps, retired and the replacement of `current`
+    // Mappings of the peer's segments; pins share them, so a mapping lives until the peer
+    // withdrew the segment and the last pin is gone.
+    std::map<std::uint64_t, std::shared_ptr<oneside::detail::shm_object>> maps;
+    std::vector<std::unique_ptr<snapshot>> retired;  // kept until close: readers may hold one
+    std::mutex send_mutex;                           // orders tickets with queue positions
+    std::atomic<std::uint64_t> issued{0};            // tickets of messages sent to this peer
+  };
+
+  peer& peer_of(rank_t r) noexcept { return peers_[static_cast<std::size_t>(r)]; }
+  void check_rank(rank_t r, std::string_view call) const;
+  void check_open(std::string_view call) const;
+  // put/get/putv/getv: load/store where the peer's memory is mapped, else cross-memory attach.
+  template <bool Write, class Iov>
+  void transfer(rank_t target, std::span<const Iov> local, std::span<const remote_iov> remote,
+                std::string_view call);
+  const snapshot* refresh(rank_t r) noexcept;
+  void publish_table();
+  void enqueue(rank_t dst, am_handler_id handler, std::span<const std::byte> payload,
+               std::uint64_t ticket);
+  std::size_t drain() noexcept;
+  bool has_message() const noexcept;
+  void agent_main() noexcept;
+  void apply_message(shm_detail::am_slot_header& s) noexcept;
+  bool is_applied(rank_t target, std::uint64_t ticket) const noexcept;
+  void stop_agent() noexcept;
+  void release_all() noexcept;
+
+  oneside::detail::bootstrap& boot_;
+  rank_t rank_;
+  int size_;
+  std::string job_;
+  options opts_;
+  transport_caps caps_{};
+  oneside::detail::shm_object own_ctl_object_;
+  shm_detail::ctl_view own_;
+  std::unique_ptr<peer[]> peers_;
+
+  std::mutex segments_mutex_;  // guards segments_, exposures_ and the published table
+  std::map<std::uint64_t, oneside::detail::shm_object> segments_;
+  std::map<std::uint64_t, std::pair<void*, std::size_t>> exposures_;
+  std::uint64_t next_segment_id_ = 1;
+
+  std::atomic_flag consumer_busy_ = ATOMIC_FLAG_INIT;  // one thread drains the queue at a time
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> closed_{false};
+  std::thread agent_;
+  std::atomic<std::int64_t> agent_cpu_clock_{-1};
+  am_handler_id amo_handler_ = 0;
+};
+
+}  // namespace oneside::transport

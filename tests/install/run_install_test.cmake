@@ -1,0 +1,25 @@
+# Driver of install.find_package (see CMakeLists.txt): install, configure, build, run.
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE ${PREFIX} ${CONSUMER_BINARY})
+run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
+foreach(f include/oneside/oneside.hpp bin/oneside-run lib/cmake/oneside/onesideConfig.cmake)
+  if(NOT EXISTS ${PREFIX}/${f})
+    message(FATAL_ERROR "the install lacks ${f}")
+  endif()
+endforeach()
+run(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${CONSUMER_BINARY} -G ${GENERATOR}
+    -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS=${CONSUMER_FLAGS}"
+    "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_FLAGS}")
+run(${CMAKE_COMMAND} --build ${CONSUMER_BINARY})
+run(${PREFIX}/bin/oneside-run -n 2 --timeout 60 ${CONSUMER_BINARY}/consumer)
+if(NOT last_output MATCHES "consumer: 2 ranks, sum 3")
+  message(FATAL_ERROR "unexpected output of the installed consumer:\n${last_output}")
+endif()
+message(STATUS "installed oneside works from a separate project:\n${last_output}")

@@ -1,0 +1,532 @@
+// Tests of oneside-run, the launcher: each runs the real launcher with launcher_probe as the
+// rank program and checks the exit status, the one line that explains a failure, that no
+// rank (or anything a rank forked) survives the job, and that nothing of the job is left in
+// /dev/shm — after a normal run, a failing rank, a crash, a kill -9, a timeout, an interrupt
+// and a killed launcher. Also: bad usage, --help/--version/--settings, --tag-output, binding.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <oneside/runtime/settings.hpp>
+#include <oneside/runtime/topology.hpp>
+#include <oneside/runtime/version.hpp>
+
+#include "launcher_harness.hpp"
+#include "topology/binding.hpp"
+#include "transport/shm/shm_object.hpp"
+
+namespace oneside::test {
+namespace {
+
+using std::chrono::seconds;
+namespace fs = std::filesystem;
+
+// How long a sleeping rank would live if nobody killed it; every test that uses sleepers
+// checks that the job ended long before.
+constexpr int sleeper_s = 60;
+constexpr auto well_before_sleepers = seconds(30);
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::vector<pid_t> pids_of(const std::map<int, rank_record>& records) {
+  std::vector<pid_t> pids;
+  for (const auto& [rank, rec] : records) pids.push_back(rec.pid);
+  return pids;
+}
+
+// After the assertions: whatever a failed test left behind (ranks, their children, shared
+// memory) is removed, so one failure does not leak into the machine or the next test.
+void clean_up_after(const std::string& dir) {
+  for (const auto& [rank, rec] : read_records(dir)) {
+    for (pid_t p : {rec.pid, rec.grandchild}) {
+      if (p > 0 && !process_gone(p)) ::kill(p, SIGKILL);
+    }
+    if (!rec.job.empty()) detail::sweep_job_shm(rec.job);
+  }
+}
+
+class Launcher : public ::testing::Test {
+ protected:
+  void SetUp() override { become_subreaper(); }
+  void TearDown() override {
+    clean_up_after(dir_.path());
+    reap_adopted_children();
+  }
+
+  std::vector<std::string> probe(std::vector<std::string> args) const {
+    args.insert(args.begin(), probe_path());
+    return args;
+  }
+  std::vector<std::string> with_record(std::vector<std::string> launcher_args,
+                                       std::vector<std::string> probe_args) const {
+    probe_args.insert(probe_args.begin(), {"--record", dir_.path()});
+    for (std::string& a : probe(probe_args)) launcher_args.push_back(std::move(a));
+    return launcher_args;
+  }
+
+  // The job's records must show `n` ranks of one job; returns them.
+  std::map<int, rank_record> records(int n) const {
+    std::map<int, rank_record> recs = read_records(dir_.path());
+    EXPECT_EQ(static_cast<int>(recs.size()), n);
+    return recs;
+  }
+
+  // Every rank is gone and the job left nothing in /dev/shm.
+  void expect_job_cleaned_up(const std::map<int, rank_record>& recs) const {
+    ASSERT_FALSE(recs.empty());
+    const std::string job = recs.begin()->second.job;
+    ASSERT_FALSE(job.empty());
+    for (pid_t p : pids_of(recs)) {
+      EXPECT_TRUE(process_gone(p)) << "rank process " << p << " is still running";
+    }
+    EXPECT_EQ(job_shm_objects(job), std::vector<std::string>{}) << "job " << job;
+  }
+
+  // stderr holds exactly one line of the launcher, containing `what`.
+  static void expect_one_launcher_line(const run_result& r, const std::string& what) {
+    const std::vector<std::string> lines = lines_starting(r.err, "oneside-run: ");
+    ASSERT_EQ(lines.size(), 1U) << r.err;
+    EXPECT_TRUE(contains(lines[0], what)) << lines[0];
+  }
+
+  scratch_dir dir_;
+};
+
+// --- Normal runs -------------------------------------------------------------------------
+
+TEST_F(Launcher, NormalRunStartsDistinctRanksAndCleansUp) {
+  const run_result r = run_launcher(with_record({"-n", "4"}, {"--shm", "--wait-all"}));
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const auto recs = records(4);
+  std::set<pid_t> pids;
+  for (int rank = 0; rank < 4; ++rank) {
+    ASSERT_TRUE(recs.contains(rank));
+    const rank_record& rec = recs.at(rank);
+    EXPECT_EQ(rec.size, 4);
+    EXPECT_EQ(rec.local_rank, rank);
+    EXPECT_EQ(rec.local_size, 4);
+    EXPECT_EQ(rec.job, recs.at(0).job);
+    EXPECT_TRUE(rec.binding == "core" || rec.binding == "numa" || rec.binding == "none");
+    pids.insert(rec.pid);
+  }
+  EXPECT_EQ(pids.size(), 4U);
+  expect_job_cleaned_up(recs);
+}
+
+TEST_F(Launcher, AcceptsEverySpellingOfTheRankCount) {
+  const std::vector<std::vector<std::string>> spellings = {
+      {"-n", "3"}, {"-np", "3"}, {"-n=3"}, {"--np", "3"}, {"--np=3"}, {"-n", "3", "--"}};
+  for (const auto& spelling : spellings) {
+    const scratch_dir d;
+    std::vector<std::string> args = spelling;
+    for (const std::string& a : probe({"--record", d.path()})) args.push_back(a);
+    const run_result r = run_launcher(args);
+    EXPECT_EQ(r.exit_code, 0) << spelling[0] << "\n" << r.err;
+    const auto recs = read_records(d.path());
+    EXPECT_EQ(recs.size(), 3U) << spelling[0];
+    if (!recs.empty()) expect_job_cleaned_up(recs);
+    clean_up_after(d.path());
+  }
+}
+
+TEST_F(Launcher, PassesProgramArgumentsUntouched) {
+  const run_result r =
+      run_launcher(with_record({"-n", "1"}, {"--", "-n", "5", "--help", "two words", "--timeout"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto recs = records(1);
+  ASSERT_TRUE(recs.contains(0));
+  EXPECT_EQ(recs.at(0).args,
+            (std::vector<std::string>{"-n", "5", "--help", "two words", "--timeout"}));
+}
+
+TEST_F(Launcher, FindsTheProgramThroughPath) {
+  const std::string probe_dir = fs::path(probe_path()).parent_path().string();
+  const run_result r =
+      run_launcher({"-n", "2", "launcher_probe", "--record", dir_.path()},
+                   {{"PATH", cat("/nonexistent-oneside-dir:", probe_dir, ":/usr/bin:/bin")}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  expect_job_cleaned_up(records(2));
+}
+
+// --- A failing rank ends the job ------------------------------------------------------------
+
+TEST_F(Launcher, FirstFailingRankSetsTheExitCodeAndIsNamedOnce) {
+  const run_result r = run_launcher(with_record(
+      {"-n", "4"}, {"--shm", "--wait-all", "--exit", "2:3", "--sleep", std::to_string(sleeper_s)}));
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 3);
+  expect_one_launcher_line(r, "rank 2 exited with status 3; killing the other 3 ranks");
+  EXPECT_LT(r.elapsed, well_before_sleepers);
+  expect_job_cleaned_up(records(4));
+}
+
+TEST_F(Launcher, DeathBySignalIsNamed) {
+  const run_result r = run_launcher(with_record(
+      {"-n", "3"}, {"--shm", "--wait-all", "--segv", "1", "--sleep", std::to_string(sleeper_s)}));
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 128 + SIGSEGV);
+  expect_one_launcher_line(r, "rank 1 killed by signal 11 (Segmentation fault)");
+  EXPECT_LT(r.elapsed, well_before_sleepers);
+  expect_job_cleaned_up(records(3));
+}
+
+TEST_F(Launcher, KillNineOfOneRankEndsTheJob) {
+  const run_result r =
+      run_launcher(with_record({"-n", "4"}, {"--shm", "--wait-all", "--kill-self", "3", "--sleep",
+                                             std::to_string(sleeper_s)}));
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL);
+  expect_one_launcher_line(r, "rank 3 killed by signal 9 (Killed)");
+  EXPECT_LT(r.elapsed, well_before_sleepers);
+  expect_job_cleaned_up(records(4));
+}
+
+TEST_F(Launcher, RanksIgnoringSigtermAreKilledAfterTheGracePeriod) {
+  const run_result r =
+      run_launcher(with_record({"-n", "3"}, {"--ignore-term", "--shm", "--wait-all", "--exit",
+                                             "0:5", "--sleep", std::to_string(sleeper_s)}),
+                   {{"ONESIDE_KILL_GRACE_MS", "200"}});
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 5);
+  expect_one_launcher_line(r, "rank 0 exited with status 5");
+  EXPECT_LT(r.elapsed, well_before_sleepers);
+  expect_job_cleaned_up(records(3));
+}
+
+TEST_F(Launcher, WhatRanksForkedDiesWithTheJob) {
+  // After a failure, and after a normal end: the ranks' process group goes as a whole.
+  for (const bool fail : {true, false}) {
+    const scratch_dir d;
+    std::vector<std::string> args{"-n", "2"};
+    std::vector<std::string> p{"--record", d.path(), "--fork-child", "--wait-all"};
+    if (fail) p.insert(p.end(), {"--exit", "1:4", "--sleep", std::to_string(sleeper_s)});
+    for (const std::string& a : probe(p)) args.push_back(a);
+    const run_result r = run_launcher(args);
+    EXPECT_EQ(r.exit_code, fail ? 4 : 0) << r.err;
+    const auto recs = read_records(d.path());
+    ASSERT_EQ(recs.size(), 2U);
+    std::vector<pid_t> grandchildren;
+    for (const auto& [rank, rec] : recs) grandchildren.push_back(rec.grandchild);
+    EXPECT_EQ(wait_until_gone(grandchildren, seconds(10)), std::vector<pid_t>{})
+        << "a process forked by a rank survived the job (fail=" << fail << ")";
+    expect_job_cleaned_up(recs);
+    clean_up_after(d.path());
+  }
+}
+
+// --- Timeout and signals to the launcher -----------------------------------------------------
+
+TEST_F(Launcher, TimeoutKillsTheJobAndSaysSo) {
+  const run_result r = run_launcher(
+      with_record({"-n", "3", "--timeout", "2"}, {"--shm", "--sleep", std::to_string(sleeper_s)}));
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 124);
+  expect_one_launcher_line(r, "job timed out after 2 s; killing 3 ranks");
+  EXPECT_GE(r.elapsed, seconds(1));
+  EXPECT_LT(r.elapsed, well_before_sleepers);
+  expect_job_cleaned_up(records(3));
+}
+
+TEST_F(Launcher, TimeoutComesFromTheEnvironmentToo) {
+  const run_result r = run_launcher(
+      with_record({"-n", "2"}, {"--sleep", std::to_string(sleeper_s)}), {{"ONESIDE_TIMEOUT", "1"}});
+  EXPECT_EQ(r.exit_code, 124);
+  expect_one_launcher_line(r, "job timed out after 1 s");
+  EXPECT_LT(r.elapsed, well_before_sleepers);
+  expect_job_cleaned_up(records(2));
+}
+
+TEST_F(Launcher, SigintOrSigtermToTheLauncherEndsEveryRank) {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    const scratch_dir d;
+    std::vector<std::string> args{launcher_path(), "-n", "3"};
+    for (const std::string& a :
+         probe({"--record", d.path(), "--shm", "--sleep", std::to_string(sleeper_s)})) {
+      args.push_back(a);
+    }
+    process_run launcher(args);
+    ASSERT_TRUE(wait_for_records(d.path(), 3, seconds(30)));
+    ::kill(launcher.pid(), sig);
+    const run_result r = launcher.wait();
+    ASSERT_FALSE(r.timed_out);
+    EXPECT_EQ(r.exit_code, 128 + sig);
+    expect_one_launcher_line(r, cat("interrupted by signal ", std::to_string(sig)));
+    EXPECT_LT(r.elapsed, well_before_sleepers);
+    expect_job_cleaned_up(read_records(d.path()));
+    clean_up_after(d.path());
+  }
+}
+
+TEST_F(Launcher, ReaperCleansUpWhenTheLauncherIsKilled) {
+  std::vector<std::string> args{launcher_path(), "-n", "3"};
+  for (const std::string& a : probe({"--record", dir_.path(), "--shm", "--fork-child", "--sleep",
+                                     std::to_string(sleeper_s)})) {
+    args.push_back(a);
+  }
+  process_run launcher(args);
+  ASSERT_TRUE(wait_for_records(dir_.path(), 3, seconds(30)));
+  ::kill(launcher.pid(), SIGKILL);
+  const run_result r = launcher.wait();
+  EXPECT_EQ(r.term_signal, SIGKILL);
+  const auto recs = records(3);
+  std::vector<pid_t> pids = pids_of(recs);
+  for (const auto& [rank, rec] : recs) pids.push_back(rec.grandchild);
+  // Ranks die of PR_SET_PDEATHSIG, their children of the reaper's kill; all are orphans that
+  // this process (a subreaper) reaps.
+  EXPECT_EQ(wait_until_gone(pids, seconds(10)), std::vector<pid_t>{});
+  const std::string job = recs.begin()->second.job;
+  // wait() read stderr to its end, which comes when the reaper exits after its sweep.
+  EXPECT_TRUE(contains(r.err, "reaper")) << r.err;
+  EXPECT_EQ(job_shm_objects(job), std::vector<std::string>{});
+}
+
+// PR_SET_PDEATHSIG on its own: with the reaper killed first, the ranks still die with the
+// launcher (what they forked and the job's objects would then stay: the reaper's job).
+TEST_F(Launcher, RanksDieWithTheLauncherEvenWithoutItsReaper) {
+  std::vector<std::string> args{launcher_path(), "-n", "2"};
+  for (const std::string& a :
+       probe({"--record", dir_.path(), "--sleep", std::to_string(sleeper_s)})) {
+    args.push_back(a);
+  }
+  process_run launcher(args);
+  ASSERT_TRUE(wait_for_records(dir_.path(), 2, seconds(30)));
+  const auto recs = records(2);
+  const std::vector<pid_t> ranks = pids_of(recs);
+  const std::vector<pid_t> children = children_of(launcher.pid());
+  if (children.empty()) GTEST_SKIP() << "no /proc/<pid>/task/<tid>/children on this kernel";
+  std::vector<pid_t> others;
+  for (pid_t c : children) {
+    if (std::find(ranks.begin(), ranks.end(), c) == ranks.end()) others.push_back(c);
+  }
+  ASSERT_EQ(others.size(), 1U) << "the launcher's children besides its ranks: its reaper";
+  ::kill(others[0], SIGKILL);
+  ASSERT_EQ(wait_until_gone(others, seconds(10)), std::vector<pid_t>{});
+  ::kill(launcher.pid(), SIGKILL);
+  const run_result r = launcher.wait();
+  EXPECT_EQ(r.term_signal, SIGKILL);
+  EXPECT_EQ(wait_until_gone(ranks, seconds(10)), std::vector<pid_t>{});
+  detail::sweep_job_shm(recs.begin()->second.job);  // nobody else will
+}
+
+// The control experiment for every "nothing left in /dev/shm" above: without the launcher's
+// sweep the probe's object does stay behind.
+TEST_F(Launcher, ProbeObjectsOutliveTheProbeWithoutTheLauncher) {
+  const std::string job = cat("probe-control-", std::to_string(::getpid()));
+  process_run p({probe_path(), "--shm", "--record", dir_.path()},
+                {{"ONESIDE_JOB_ID", job}, {"ONESIDE_RANK", "0"}, {"ONESIDE_SIZE", "1"}});
+  const run_result r = p.wait();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(job_shm_objects(job), std::vector<std::string>{cat("oneside.", job, ".probe.r0")});
+  detail::sweep_job_shm(job);
+  EXPECT_EQ(job_shm_objects(job), std::vector<std::string>{});
+}
+
+// --- Usage ---------------------------------------------------------------------------------
+
+TEST_F(Launcher, BadUsageExitsWithStatusTwoBeforeStartingAnything) {
+  const std::string not_executable = cat(dir_.path(), "/not_executable");
+  std::ofstream(not_executable) << "#!/bin/sh\n";
+  fs::permissions(not_executable, fs::perms::owner_read | fs::perms::owner_write);
+  const scratch_dir rec;
+  const std::string p = probe_path();
+  const std::vector<std::string> record{"--record", rec.path()};
+  struct usage_case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<usage_case> cases = {
+      {{}, "missing -n"},
+      {{p, "--record", rec.path()}, "missing -n"},
+      {{"-n", "0", p}, "-n '0'"},
+      {{"-n", "-2", p}, "-n '-2'"},
+      {{"-n", "many", p}, "-n 'many'"},
+      {{"-n"}, "needs a value"},
+      {{"-n", "2"}, "missing the program"},
+      {{"-n", "2", "--"}, "missing the program"},
+      {{"-n", "2", "/nonexistent/oneside/program"}, "does not exist"},
+      {{"-n", "2", "no_such_program_for_oneside_tests"}, "not found in PATH"},
+      {{"-n", "2", not_executable}, "is not executable"},
+      {{"-n", "2", rec.path()}, "is a directory"},
+      {{"--frobnicate", "-n", "2", p}, "unknown option '--frobnicate'"},
+      {{"-n", "2", "--bind-to", "socket", p}, "--bind-to 'socket'"},
+      {{"-n", "2", "--timeout", "soon", p}, "--timeout 'soon'"},
+      {{"-n", "2", "--timeout", "-1", p}, "--timeout '-1'"},
+      {{"-n", "2", "--tag-output=yes", p}, "takes no value"},
+  };
+  for (const usage_case& c : cases) {
+    std::vector<std::string> args = c.args;
+    if (args.size() > 1 && args.back() == p) args.insert(args.end(), record.begin(), record.end());
+    const run_result r = run_launcher(args);
+    std::string shown;
+    for (const std::string& a : c.args) shown.append(a).append(" ");
+    EXPECT_EQ(r.exit_code, 2) << shown << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, c.message)) << shown << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, "--help")) << shown << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << shown;
+  }
+  EXPECT_TRUE(read_records(rec.path()).empty()) << "a rank was started despite bad usage";
+}
+
+TEST_F(Launcher, BadSettingsExitWithStatusTwo) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"ONESIDE_TIMEOUT", "soon"}, {"ONESIDE_BIND_TO", "socket"}, {"ONESIDE_KILL_GRACE_MS", "x"}};
+  for (const auto& setting : bad) {
+    const run_result r = run_launcher(with_record({"-n", "1"}, {}), {setting});
+    EXPECT_EQ(r.exit_code, 2) << setting.first << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, setting.first)) << r.err;
+  }
+  EXPECT_TRUE(read_records(dir_.path()).empty());
+}
+
+TEST_F(Launcher, HelpListsEveryOption) {
+  for (const char* flag : {"--help", "-h"}) {
+    const run_result r = run_launcher({flag});
+    EXPECT_EQ(r.exit_code, 0);
+    for (const char* option : {"-n", "-np", "--bind-to", "--report-bindings", "--timeout",
+                               "--tag-output", "--settings", "--help", "--version", "124"}) {
+      EXPECT_TRUE(contains(r.out, option)) << option;
+    }
+  }
+}
+
+TEST_F(Launcher, VersionPrintsTheVersion) {
+  const run_result r = run_launcher({"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, cat("oneside-run (oneside) ", version_string, "\n"));
+}
+
+TEST_F(Launcher, SettingsListsTheWholeRegistry) {
+  const run_result r = run_launcher({"--settings"}, {{"ONESIDE_TIMEOUT", "7"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const setting_info& s : all_settings()) {
+    EXPECT_TRUE(contains(r.out, cat(s.name, "\n"))) << s.name;
+    EXPECT_TRUE(contains(r.out, std::string(s.meaning))) << s.name;
+  }
+  EXPECT_TRUE(contains(r.out, "current: 7 (from the environment)")) << r.out;
+}
+
+// --- Output ----------------------------------------------------------------------------------
+
+TEST_F(Launcher, TagOutputPrefixesEveryLineAndKeepsStreamsApart) {
+  const run_result r = run_launcher({"-n", "3", "--tag-output", probe_path(), "--print-lines"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> out = lines_of(r.out);
+  const std::vector<std::string> err = lines_of(r.err);
+  EXPECT_EQ(out.size(), 9U) << r.out;
+  EXPECT_EQ(err.size(), 6U) << r.err;
+  for (const std::string& l : out) {
+    EXPECT_TRUE(l.size() > 4 && l[0] == '[' && l[2] == ']' && l[3] == ' ') << l;
+    EXPECT_FALSE(contains(l, "err")) << l;
+  }
+  for (int rank = 0; rank < 3; ++rank) {
+    const std::string tag = cat("[", std::to_string(rank), "] ");
+    for (const char* text : {"out one", "out two", "out partial"}) {
+      EXPECT_EQ(std::count(out.begin(), out.end(), cat(tag, text)), 1) << tag << text;
+    }
+    for (const char* text : {"err one", "err partial"}) {
+      EXPECT_EQ(std::count(err.begin(), err.end(), cat(tag, text)), 1) << tag << text;
+    }
+  }
+}
+
+TEST_F(Launcher, WithoutTagOutputOutputIsUntouched) {
+  const run_result r = run_launcher({"-n", "1", probe_path(), "--print-lines"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "out one\nout two\nout partial");
+  EXPECT_EQ(r.err, "err one\nerr partial");
+}
+
+// --- Binding ---------------------------------------------------------------------------------
+
+TEST_F(Launcher, BindToCoreGivesEachRankItsOwnCore) {
+  if (detail::available_resources().cores < 2) GTEST_SKIP() << "needs at least two cores";
+  const run_result r = run_launcher(with_record({"-n", "2", "--bind-to", "core"}, {}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto recs = records(2);
+  ASSERT_EQ(recs.size(), 2U);
+  const rank_record& a = recs.at(0);
+  const rank_record& b = recs.at(1);
+  for (const rank_record* rec : {&a, &b}) {
+    EXPECT_EQ(rec->binding, "core");
+    EXPECT_FALSE(rec->affinity.empty());
+    EXPECT_EQ(rec->topo_cores.size(), 1U) << "rank " << rec->rank << " spans several cores";
+    EXPECT_TRUE(rec->topo_bound);
+  }
+  std::vector<int> common;
+  std::set_intersection(a.affinity.begin(), a.affinity.end(), b.affinity.begin(), b.affinity.end(),
+                        std::back_inserter(common));
+  EXPECT_TRUE(common.empty()) << "ranks 0 and 1 share PUs";
+  EXPECT_NE(a.topo_cores, b.topo_cores);
+}
+
+TEST_F(Launcher, DefaultBindsToCoreWhileRanksFit) {
+  const run_result r = run_launcher(with_record({"-n", "1"}, {}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto recs = records(1);
+  ASSERT_TRUE(recs.contains(0));
+  EXPECT_EQ(recs.at(0).binding, "core");
+  EXPECT_EQ(recs.at(0).topo_cores.size(), 1U);
+}
+
+TEST_F(Launcher, OversubscribedJobsAreNotBoundByDefault) {
+  const int n = std::max(8, this_machine().cores + 1);
+  const run_result r = run_launcher(with_record({"-n", std::to_string(n)}, {}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto recs = records(n);
+  for (const auto& [rank, rec] : recs) {
+    EXPECT_EQ(rec.binding, "none") << rank;
+    EXPECT_EQ(rec.affinity, own_affinity()) << rank;
+  }
+}
+
+TEST_F(Launcher, BindToCoreWithMoreRanksThanCoresIsAnError) {
+  const int n = this_machine().cores + 1;
+  const run_result r =
+      run_launcher(with_record({"-n", std::to_string(n), "--bind-to", "core"}, {}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "--bind-to none")) << r.err;
+  EXPECT_TRUE(read_records(dir_.path()).empty());
+}
+
+TEST_F(Launcher, BindToNumaPlacesRanksRoundRobin) {
+  const int n = this_machine().numa_nodes + 1;  // at least one node gets two ranks
+  const run_result r =
+      run_launcher(with_record({"-n", std::to_string(n), "--bind-to", "numa"}, {}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto recs = records(n);
+  for (const auto& [rank, rec] : recs) {
+    EXPECT_EQ(rec.binding, "numa");
+    EXPECT_FALSE(rec.affinity.empty());
+  }
+  EXPECT_EQ(recs.at(0).affinity, recs.at(n - 1).affinity) << "rank " << n - 1 << " wraps around";
+}
+
+TEST_F(Launcher, ReportBindingsPrintsOneLinePerRank) {
+  const run_result none =
+      run_launcher({"-n", "3", "--bind-to", "none", "--report-bindings", probe_path()});
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  const std::vector<std::string> lines = lines_starting(none.err, "oneside-run: rank ");
+  ASSERT_EQ(lines.size(), 3U) << none.err;
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_TRUE(lines[static_cast<std::size_t>(rank)].starts_with(
+        cat("oneside-run: rank ", std::to_string(rank), " not bound (PUs ")))
+        << lines[static_cast<std::size_t>(rank)];
+  }
+  const run_result core =
+      run_launcher({"-n", "1", "--bind-to", "core", "--report-bindings", probe_path()});
+  EXPECT_EQ(core.exit_code, 0) << core.err;
+  const std::vector<std::string> core_lines = lines_starting(core.err, "oneside-run: rank ");
+  ASSERT_EQ(core_lines.size(), 1U) << core.err;
+  EXPECT_TRUE(core_lines[0].starts_with("oneside-run: rank 0 bound to core ")) << core_lines[0];
+}
+
+}  // namespace
+}  // namespace oneside::test

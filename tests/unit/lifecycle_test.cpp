@@ -1,0 +1,119 @@
+// The runtime's life in one process: using oneside before open or after close is a clear
+// error (not a crash), opening twice is an error, a program without the launcher is a job
+// of one rank, a closed runtime can be opened again, handles that outlive close are harmless,
+// and bad settings fail the open with a message naming the setting.
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <oneside/oneside.hpp>
+#include <oneside/runtime/transport.hpp>
+
+namespace oneside {
+namespace {
+
+template <class F>
+void expect_not_open(F&& f, const char* what) {
+  try {
+    f();
+    ADD_FAILURE() << what << ": worked without an open runtime";
+  } catch (const error& e) {
+    EXPECT_EQ(e.error_class(), error_class::not_open) << what << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find("not open"), std::string::npos) << e.what();
+  }
+}
+
+void expect_every_entry_point_refuses() {
+  expect_not_open([] { (void)world(); }, "world()");
+  expect_not_open([] { (void)local_team(); }, "local_team()");
+  expect_not_open([] { (void)transport::current(); }, "transport::current()");
+  expect_not_open([] { (void)this_rank_arena(); }, "this_rank_arena()");
+  expect_not_open([] { barrier(team()); }, "barrier()");
+  expect_not_open([] { (void)group({0}); }, "group()");
+  EXPECT_FALSE(is_open());
+}
+
+TEST(Lifecycle, UseBeforeOpenIsAnError) {
+  expect_every_entry_point_refuses();
+}
+
+TEST(Lifecycle, WithoutALauncherAProgramIsOneRank) {
+  runtime rt;
+  EXPECT_TRUE(is_open());
+  EXPECT_EQ(rt.rank(), 0);
+  EXPECT_EQ(rt.size(), 1);
+  EXPECT_EQ(world().size(), 1);
+  EXPECT_EQ(local_team().size(), 1);
+  EXPECT_EQ(allreduce(world(), 5, op::sum), 5);
+  barrier(world());
+  EXPECT_GE(this_rank_arena().max_concurrency(), 1);
+}
+
+TEST(Lifecycle, UseAfterCloseIsAnErrorAndHandlesStayHarmless) {
+  team kept;
+  transport::segment seg;
+  {
+    runtime rt;
+    kept = world();
+    seg = transport::current().allocate_segment(4096);
+    rt.close();
+    rt.close();  // twice is harmless
+    EXPECT_FALSE(is_open());
+    expect_every_entry_point_refuses();
+    expect_not_open([&] { (void)kept.size(); }, "a team kept past close");
+  }
+  // `kept` and `seg` are destroyed after the runtime: no crash.
+}
+
+TEST(Lifecycle, OpeningTwiceIsAnErrorAndReopeningWorks) {
+  {
+    runtime rt;
+    try {
+      runtime again;
+      ADD_FAILURE() << "a second runtime opened";
+    } catch (const error& e) {
+      EXPECT_EQ(e.error_class(), error_class::arg) << e.what();
+    }
+    EXPECT_TRUE(is_open()) << "the failed open left the first runtime alone";
+  }
+  runtime rt2;
+  EXPECT_EQ(allreduce(world(), 2, op::sum), 2);
+}
+
+TEST(Lifecycle, LeavingByExceptionClosesLocally) {
+  try {
+    runtime rt;
+    throw std::runtime_error("rank fails");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_FALSE(is_open());
+  runtime rt;  // and the process can open again
+  EXPECT_TRUE(is_open());
+}
+
+TEST(Lifecycle, BadSettingsFailTheOpenNamingTheSetting) {
+  struct env_guard {
+    const char* name;
+    ~env_guard() { ::unsetenv(name); }
+  };
+  for (const auto& [name, value] :
+       {std::pair{"ONESIDE_AM_SLOTS", "lots"}, std::pair{"ONESIDE_COLL_SLOT_BYTES", "12Q"},
+        std::pair{"ONESIDE_AGENT", "sometimes"},
+        std::pair{"ONESIDE_TRANSPORT", "carrier-pigeon"}}) {
+    env_guard g{name};
+    ::setenv(name, value, 1);
+    try {
+      runtime rt;
+      ADD_FAILURE() << name << "=" << value << " was accepted";
+    } catch (const error& e) {
+      EXPECT_EQ(e.error_class(), error_class::arg) << e.what();
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(is_open());
+  }
+}
+
+}  // namespace
+}  // namespace oneside
