@@ -77,6 +77,7 @@ class launcher_bootstrap final : public bootstrap {
     const std::uint32_t gen = hdr_->generation.load(std::memory_order_acquire);
     if (hdr_->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 ==
         static_cast<std::uint32_t>(size_)) {
+      cross_process_acquire();  // the last to arrive has seen everyone arrive
       hdr_->arrived.store(0, std::memory_order_relaxed);
       hdr_->generation.fetch_add(1, std::memory_order_release);
       notify(hdr_->bell);

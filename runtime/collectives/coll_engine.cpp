@@ -72,6 +72,7 @@ void coll_engine::central_barrier(std::uint64_t epoch) {
   const auto n = static_cast<std::uint64_t>(size_);
   // Counters only grow: epoch e is complete once e*n arrivals happened.
   if (root.arrived.value.fetch_add(1, std::memory_order_acq_rel) + 1 == epoch * n) {
+    cross_process_acquire();  // the last to arrive has seen everyone arrive
     root.release.value.store(epoch, std::memory_order_release);
     wake_others();
     return;

@@ -21,8 +21,9 @@ const wait_params& current_wait_params() noexcept {
   return g_wait_params;
 }
 
-void install_context(std::unique_ptr<context> c, const wait_params& w) {
-  g_wait_params = w;
+void set_wait_params(const wait_params& w) { g_wait_params = w; }
+
+void install_context(std::unique_ptr<context> c) {
   g_world_rank.store(c->boot->rank(), std::memory_order_relaxed);
   g_context.store(c.release(), std::memory_order_release);
 }
@@ -30,7 +31,6 @@ void install_context(std::unique_ptr<context> c, const wait_params& w) {
 std::unique_ptr<context> uninstall_context() {
   std::unique_ptr<context> c(g_context.exchange(nullptr, std::memory_order_acq_rel));
   g_world_rank.store(-1, std::memory_order_relaxed);
-  g_wait_params = wait_params{};
   return c;
 }
 

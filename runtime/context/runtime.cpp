@@ -22,8 +22,10 @@
 
 namespace oneside {
 namespace detail {
-// Defined in context.cpp: publishing and retiring the context.
-void install_context(std::unique_ptr<context> c, const wait_params& w);
+// Defined in context.cpp: publishing and retiring the context. The wait parameters are set
+// before any thread of the runtime exists (the agent reads them) and stay until the next open.
+void set_wait_params(const wait_params& w);
+void install_context(std::unique_ptr<context> c);
 std::unique_ptr<context> uninstall_context();
 }  // namespace detail
 
@@ -67,6 +69,17 @@ std::vector<std::unique_ptr<transport::backend>>& graveyard() {
 }
 std::mutex g_open_mutex;
 
+// Local teardown of a context that will not be closed collectively: drop the teams, stop the
+// agent and release this rank's shared memory, keep the transport object for late handles.
+void retire(std::unique_ptr<detail::context> ctx) {
+  if (!ctx) return;
+  ctx->world = team();
+  ctx->local = team();
+  ctx->arena.reset();
+  static_cast<transport::shm&>(*ctx->transport).abandon();
+  graveyard().push_back(std::move(ctx->transport));
+}
+
 }  // namespace
 
 runtime::runtime() : runtime(0, nullptr) {}
@@ -96,9 +109,10 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
   ctx->topology = this_rank_topology();
   const int threads = arena_threads(ctx->topology, *ctx->boot);
 
+  detail::set_wait_params(wait);
   ctx->transport = std::make_unique<transport::shm>(*ctx->boot, opts);
   detail::context& c = *ctx;
-  detail::install_context(std::move(ctx), wait);
+  detail::install_context(std::move(ctx));
   try {
     c.world = detail::team_impl::make_world();
     // The node-local team: ranks that share this node's memory. With oneside-run every rank
@@ -119,10 +133,7 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
     c.arena = std::make_unique<detail::arena_impl>(threads);
     c.boot->barrier();
   } catch (...) {
-    std::unique_ptr<detail::context> failed = detail::uninstall_context();
-    failed->world = team();
-    failed->local = team();
-    graveyard().push_back(std::move(failed->transport));
+    retire(detail::uninstall_context());
     throw;
   }
   rank_ = c.world.rank();
@@ -152,12 +163,7 @@ runtime::~runtime() {
     // what is ours; the launcher ends the job and sweeps the rest.
     open_ = false;
     std::lock_guard lock(g_open_mutex);
-    std::unique_ptr<detail::context> ctx = detail::uninstall_context();
-    if (ctx) {
-      ctx->world = team();
-      ctx->local = team();
-      graveyard().push_back(std::move(ctx->transport));
-    }
+    retire(detail::uninstall_context());
     return;
   }
   try {

@@ -8,7 +8,30 @@
 #include <atomic>
 #include <cstdint>
 
+#if defined(__SANITIZE_THREAD__)
+extern "C" void __tsan_acquire(void* addr);
+extern "C" void __tsan_release(void* addr);
+#endif
+
 namespace oneside::detail {
+
+// ThreadSanitizer sees one process, but ranks synchronize through others: a thread here
+// releases (rings a peer, publishes a flag), peers observe and answer, and another thread
+// here acquires (a wait ends, the agent takes a message). Waits and wake-ups are where that
+// happens, so in TSan builds they release and acquire one process-wide token; elsewhere these
+// are empty.
+#if defined(__SANITIZE_THREAD__)
+inline char cross_process_token;
+inline void cross_process_release() noexcept {
+  __tsan_release(&cross_process_token);
+}
+inline void cross_process_acquire() noexcept {
+  __tsan_acquire(&cross_process_token);
+}
+#else
+inline void cross_process_release() noexcept {}
+inline void cross_process_acquire() noexcept {}
+#endif
 
 // A futex word plus a count of sleepers, living where every waker can reach it.
 class doorbell {
@@ -31,6 +54,7 @@ static_assert(sizeof(doorbell) == 8);
 // A waker's half of the protocol: after making a change a waiter may need, call
 // notify(bell) (a full fence, then a ring only when somebody sleeps).
 inline void notify(doorbell& bell) noexcept {
+  cross_process_release();
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (bell.has_sleepers()) bell.ring();
 }
@@ -92,15 +116,19 @@ void wait_with(backoff& b, Pred& done) noexcept(noexcept(done())) {
     if (b.current_phase() != backoff::phase::sleep) {
       b.pause();
     } else if (b.sleep_unless(done)) {
-      return;
+      break;
     }
   }
+  cross_process_acquire();
 }
 
 // Returns once done() is true. done() must be cheap and may be called many times.
 template <class Pred>
 void wait_until(Pred&& done) noexcept(noexcept(done())) {
-  if (done()) return;
+  if (done()) {
+    cross_process_acquire();
+    return;
+  }
   backoff b;
   wait_with(b, done);
 }
@@ -108,14 +136,20 @@ void wait_until(Pred&& done) noexcept(noexcept(done())) {
 // The same, sleeping on `bell` (and with `policy`'s phase lengths).
 template <class Pred>
 void wait_until(doorbell& bell, Pred&& done) noexcept(noexcept(done())) {
-  if (done()) return;
+  if (done()) {
+    cross_process_acquire();
+    return;
+  }
   backoff b(bell);
   wait_with(b, done);
 }
 
 template <class Pred>
 void wait_until(doorbell& bell, const wait_policy& policy, Pred&& done) noexcept(noexcept(done())) {
-  if (done()) return;
+  if (done()) {
+    cross_process_acquire();
+    return;
+  }
   backoff b(bell, policy);
   wait_with(b, done);
 }

@@ -253,6 +253,12 @@ void shm::close() {
   release_all();
 }
 
+void shm::abandon() noexcept {
+  if (closed_.exchange(true, std::memory_order_acq_rel)) return;
+  stop_agent();
+  release_all();
+}
+
 void shm::stop_agent() noexcept {
   if (!agent_.joinable()) return;
   stop_.store(true, std::memory_order_release);
@@ -552,7 +558,10 @@ void shm::flush_local_all() {
 bool shm::test(completion& c) {
   auto& e = c.entries();
   std::erase_if(e, [&](const completion::pending& p) { return is_applied(p.target, p.ticket); });
-  if (e.empty()) std::atomic_thread_fence(std::memory_order_acquire);
+  if (e.empty()) {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    oneside::detail::cross_process_acquire();
+  }
   return e.empty();
 }
 
@@ -614,6 +623,7 @@ void shm::enqueue(rank_t dst, am_handler_id handler, std::span<const std::byte> 
       s->source = rank_;
       s->ticket = ticket;
       if (!payload.empty()) std::memcpy(q.payload(*s), payload.data(), payload.size());
+      oneside::detail::cross_process_release();
       s->seq.store(pos + 1, std::memory_order_release);
       return;
     }
@@ -658,6 +668,7 @@ std::size_t shm::drain() noexcept {
     const std::uint64_t pos = h.am_dequeue.load(std::memory_order_relaxed);
     am_slot_header& s = own_.slot(pos);
     if (s.seq.load(std::memory_order_acquire) != pos + 1) break;
+    oneside::detail::cross_process_acquire();
     apply_message(s);
     const rank_t source = s.source;
     const std::uint64_t ticket = s.ticket;
@@ -698,6 +709,7 @@ void shm::wake(rank_t r) noexcept {
 }
 
 void shm::wake(std::span<const rank_t> ranks) noexcept {
+  oneside::detail::cross_process_release();
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (rank_t r : ranks) {
     if (r < 0 || r >= size_) continue;

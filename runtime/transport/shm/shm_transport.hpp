@@ -43,6 +43,9 @@ class shm final : public backend {
   // Collective: completes everything this rank issued, waits for every rank, stops the agent
   // and releases all shared memory of this rank. Later calls fail with error(not_open).
   void close();
+  // Local teardown for a rank that is failing: stops the agent and releases this rank's shared
+  // memory without waiting for anyone. Later calls fail with error(not_open).
+  void abandon() noexcept;
 
   std::string_view name() const noexcept override { return "shm"; }
   const transport_caps& caps() const noexcept override { return caps_; }
