@@ -11,10 +11,11 @@
 
 namespace oneside::detail {
 
-coll_engine::coll_engine(transport::backend& t, std::size_t slot_bytes, rank_t rank,
-                         std::vector<rank_t> world_ranks, barrier_kind barrier)
+coll_engine::coll_engine(transport::backend& t, std::size_t slot_bytes, std::size_t slots,
+                         rank_t rank, std::vector<rank_t> world_ranks, barrier_kind barrier)
     : transport_(t),
       slot_bytes_((std::max<std::size_t>(slot_bytes, 4096) + 63) & ~std::size_t{63}),
+      slots_(std::max<std::size_t>(slots, 2)),
       rank_(rank),
       size_(static_cast<int>(world_ranks.size())),
       world_ranks_(std::move(world_ranks)),
@@ -24,7 +25,7 @@ coll_engine::coll_engine(transport::backend& t, std::size_t slot_bytes, rank_t r
   }
   // A one-member team needs no area at all.
   if (size_ > 1) {
-    own_ = transport_.allocate_segment(slots_offset() + 2 * slot_bytes_);
+    own_ = transport_.allocate_segment(area_bytes());
     new (own_.base()) area{};
   }
 }
@@ -38,7 +39,7 @@ std::uintptr_t coll_engine::area_address() const noexcept {
 void coll_engine::connect(std::span<const std::uint64_t> areas) {
   peers_.clear();
   if (size_ == 1) return;
-  const std::size_t bytes = slots_offset() + 2 * slot_bytes_;
+  const std::size_t bytes = area_bytes();
   for (int q = 0; q < size_; ++q) {
     const rank_t w = world_ranks_[static_cast<std::size_t>(q)];
     transport::pinned p =
@@ -93,8 +94,8 @@ void coll_engine::dissemination_barrier(std::uint64_t epoch) {
 }
 
 std::byte* coll_engine::acquire_slot(std::uint64_t s) {
-  if (s >= 2 && all_consumed_ < s - 2) {
-    const std::uint64_t need = s - 2;
+  if (s >= slots_ && all_consumed_ < s - slots_) {
+    const std::uint64_t need = s - slots_;
     wait_until([&] {
       for (int q = 0; q < size_; ++q) {
         if (area_of(q).consumed.value.load(std::memory_order_acquire) < need) return false;

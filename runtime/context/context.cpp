@@ -21,7 +21,9 @@ const wait_params& current_wait_params() noexcept {
   return g_wait_params;
 }
 
-void set_wait_params(const wait_params& w) { g_wait_params = w; }
+void set_wait_params(const wait_params& w) {
+  g_wait_params = w;
+}
 
 void install_context(std::unique_ptr<context> c) {
   g_world_rank.store(c->boot->rank(), std::memory_order_relaxed);

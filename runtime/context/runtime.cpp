@@ -106,6 +106,7 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
   }
   // Read every setting the open needs before anything is created, so a bad value fails fast.
   (void)detail::setting_int("ONESIDE_COLL_SLOT_BYTES");
+  (void)detail::setting_int("ONESIDE_COLL_SLOTS");
   ctx->topology = this_rank_topology();
   const int threads = arena_threads(ctx->topology, *ctx->boot);
 

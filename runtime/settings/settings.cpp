@@ -47,9 +47,12 @@ constexpr std::array registry{
                "Whether ranks outnumber cores: auto (count them), yes or no. Changes how long "
                "waits spin.", "auto|yes|no"},
   // Collectives.
-  setting_info{"ONESIDE_COLL_SLOT_BYTES", size, "256K",
-               "Bytes of each of the two staging slots every team member has for collectives; "
-               "larger messages move in pipelined pieces of this size."},
+  setting_info{"ONESIDE_COLL_SLOT_BYTES", size, "1M",
+               "Bytes of each staging slot of a team member's collective ring; larger messages "
+               "move in pipelined pieces of this size."},
+  setting_info{"ONESIDE_COLL_SLOTS", integer, "4",
+               "Staging slots in each team member's collective ring (at least 2); a long ring "
+               "lets readers' caches let go of a slot before it is written again."},
   setting_info{"ONESIDE_BARRIER", choice, "auto",
                "Barrier algorithm: dissemination (fastest when every rank has a core), central "
                "(fewer scheduling rounds when ranks outnumber cores) or auto (picks by "

@@ -41,8 +41,9 @@ team team_impl::make_world() {
   impl->rank = c.boot->rank();
   impl->size = n;
   impl->coll = std::make_unique<coll_engine>(
-      *c.transport, static_cast<std::size_t>(setting_int("ONESIDE_COLL_SLOT_BYTES")), impl->rank,
-      all, barrier_kind_setting(c));
+      *c.transport, static_cast<std::size_t>(setting_int("ONESIDE_COLL_SLOT_BYTES")),
+      static_cast<std::size_t>(setting_int("ONESIDE_COLL_SLOTS")), impl->rank, all,
+      barrier_kind_setting(c));
   impl->members = group(std::move(all));
   const std::uint64_t mine = impl->coll->area_address();
   std::vector<std::uint64_t> areas(static_cast<std::size_t>(n));
@@ -138,7 +139,8 @@ team team::split(int color, int key) const {
         static_cast<rank_t>(std::find(order.begin(), order.end(), parent.rank) - order.begin());
     engine = std::make_unique<detail::coll_engine>(
         *c.transport, static_cast<std::size_t>(detail::setting_int("ONESIDE_COLL_SLOT_BYTES")),
-        my_pos, world_members, detail::barrier_kind_setting(c));
+        static_cast<std::size_t>(detail::setting_int("ONESIDE_COLL_SLOTS")), my_pos, world_members,
+        detail::barrier_kind_setting(c));
     mine.area = engine->area_address();
   }
   std::vector<std::uint64_t> areas(static_cast<std::size_t>(parent.size));

@@ -1,0 +1,140 @@
+// The measuring method every oneside bench shares with its MPI peers (bench/peers), written
+// once so both sides of a ratio are measured the same way. Header-only and independent of
+// the runtime: the peers link MPI, not oneside.
+//
+// Every rank runs the same benchmarks in lockstep. A Google Benchmark run is cut into
+// batches of K operations: all ranks synchronize, each times its K operations, and the
+// batch counts as the slowest rank's time (a max-reduction). The batch is recorded with
+// KeepRunningBatch(K) + SetIterationTime(slowest), so the reported time is per operation
+// while the run lasts about --benchmark_min_time. Because every rank records the same
+// reduced time, Google Benchmark (which, for UseManualTime() benchmarks, decides iteration
+// counts from manual time only) takes the same decisions on every rank: the ranks never
+// disagree on how many collectives to run, which would deadlock them.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+namespace oneside::bench {
+
+// ---- sizes and batches ----------------------------------------------------------------
+
+inline constexpr std::int64_t min_transfer_bytes = 8;
+inline constexpr std::int64_t max_transfer_bytes = std::int64_t{4} << 20;
+inline constexpr std::int64_t broadcast_bytes = std::int64_t{1} << 20;
+inline constexpr std::int64_t latency_bytes = 8;
+
+// The sizes of every bandwidth family (oneside, memcpy and MPI alike): 8 B, then 16 B to
+// 4 MiB in powers of 4 (so 1 MiB and 4 MiB are among them).
+inline void transfer_sizes(benchmark::internal::Benchmark* b) {
+  b->RangeMultiplier(4)->Range(min_transfer_bytes, max_transfer_bytes);
+}
+
+// Operations per batch for small operations (latencies, barrier, small reductions): enough
+// to hide the skew with which ranks leave the synchronization before the batch.
+inline constexpr std::int64_t latency_batch = 256;
+
+// Operations per batch for transfers of `bytes`: about 16 MiB moved per batch, 4 to 256 ops.
+constexpr std::int64_t transfer_batch(std::int64_t bytes) {
+  return std::clamp<std::int64_t>((std::int64_t{16} << 20) / std::max<std::int64_t>(bytes, 1), 4,
+                                  latency_batch);
+}
+
+// ---- the lockstep measurement ---------------------------------------------------------
+
+// Runs `batch(k)` (which performs k operations and completes them) in batches of
+// `ops_per_batch` until Google Benchmark has enough. `sync()` lines the ranks up before each
+// batch; `slowest(seconds)` returns the maximum of `seconds` over all ranks. The benchmark
+// must be registered with UseManualTime(). Sets the ops/s counter (items_per_second).
+template <class Sync, class Slowest, class Batch>
+void measure(benchmark::State& state, std::int64_t ops_per_batch, Sync&& sync, Slowest&& slowest,
+             Batch&& batch) {
+  using clock = std::chrono::steady_clock;
+  while (state.KeepRunningBatch(ops_per_batch)) {
+    sync();
+    const clock::time_point start = clock::now();
+    batch(ops_per_batch);
+    const std::chrono::duration<double> elapsed = clock::now() - start;
+    state.SetIterationTime(slowest(elapsed.count()));
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["batch"] = static_cast<double>(ops_per_batch);
+}
+
+// Adds the bytes/s counter (bytes_per_second) for operations of `bytes` each.
+inline void count_bytes(benchmark::State& state, std::int64_t bytes) {
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+// ---- memory ---------------------------------------------------------------------------
+
+// Private, page-aligned memory, touched once so no page fault lands inside a measurement.
+class page_buffer {
+ public:
+  explicit page_buffer(std::size_t bytes)
+      : data_(static_cast<std::byte*>(::operator new(std::max<std::size_t>(bytes, 1), page))),
+        size_(bytes) {
+    std::memset(data_, 0x5a, size_);
+  }
+  page_buffer(const page_buffer&) = delete;
+  page_buffer& operator=(const page_buffer&) = delete;
+  ~page_buffer() { ::operator delete(data_, page); }
+
+  std::byte* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+
+ private:
+  static constexpr std::align_val_t page{4096};
+  std::byte* data_;
+  std::size_t size_;
+};
+
+// ---- reporting ------------------------------------------------------------------------
+
+// The reporter of ranks other than 0: they run every benchmark but print nothing.
+class quiet_reporter final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context& /*context*/) override { return true; }
+  void ReportRuns(const std::vector<Run>& /*runs*/) override {}
+};
+
+// The command line Google Benchmark sees on this rank: ranks other than 0 drop
+// --benchmark_out* so that only rank 0 writes the result file. The pointers refer to argv.
+inline std::vector<char*> benchmark_args(int argc, char** argv, bool is_reporting_rank) {
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view a(argv[i]);
+    if (!is_reporting_rank && a.starts_with("--benchmark_out")) continue;
+    args.push_back(argv[i]);
+  }
+  args.push_back(nullptr);
+  return args;
+}
+
+// Parses the flags and runs every selected benchmark in lockstep; rank 0 alone reports.
+// Returns false when the command line had an argument Google Benchmark does not know.
+inline bool run_benchmarks(int argc, char** argv, bool is_reporting_rank) {
+  std::vector<char*> args = benchmark_args(argc, argv, is_reporting_rank);
+  int n = static_cast<int>(args.size()) - 1;
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return false;
+  if (is_reporting_rank) {
+    benchmark::RunSpecifiedBenchmarks();
+  } else {
+    quiet_reporter quiet;
+    benchmark::RunSpecifiedBenchmarks(&quiet);
+  }
+  benchmark::Shutdown();
+  return true;
+}
+
+}  // namespace oneside::bench
