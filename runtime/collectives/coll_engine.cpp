@@ -93,46 +93,52 @@ void coll_engine::dissemination_barrier(std::uint64_t epoch) {
   }
 }
 
-std::byte* coll_engine::acquire_slot(std::uint64_t s) {
+std::byte* coll_engine::acquire_slot(std::uint64_t s, std::size_t bytes) {
   if (s >= slots_ && all_consumed_ < s - slots_) {
     const std::uint64_t need = s - slots_;
-    wait_until([&] {
+    auto everyone_done = [&] {
       for (int q = 0; q < size_; ++q) {
         if (area_of(q).consumed.value.load(std::memory_order_acquire) < need) return false;
       }
       return true;
-    });
+    };
+    if (!everyone_done()) {
+      flush_wake();
+      wait_until(everyone_done);
+    }
     std::uint64_t least = UINT64_MAX;
     for (int q = 0; q < size_; ++q) {
       least = std::min(least, area_of(q).consumed.value.load(std::memory_order_acquire));
     }
     all_consumed_ = least;
   }
-  return slot_of(rank_, s);
+  return slot_of(rank_, s) + data_offset(bytes);
 }
 
 void coll_engine::publish(std::uint64_t s) {
-  area_of(rank_).published.value.store(s, std::memory_order_release);
-  wake_others();
+  step_word(rank_, s).store(s, std::memory_order_release);
+  wake_due_ = true;
 }
 
 void coll_engine::publish(std::uint64_t s, const void* data, std::size_t bytes) {
-  std::byte* slot = acquire_slot(s);
+  std::byte* slot = acquire_slot(s, bytes);
   if (bytes > 0) std::memcpy(slot, data, bytes);
   publish(s);
 }
 
-const std::byte* coll_engine::peer_slot(rank_t q, std::uint64_t s) {
-  std::atomic<std::uint64_t>& p = area_of(q).published.value;
-  if (p.load(std::memory_order_acquire) < s) {
-    wait_until([&] { return p.load(std::memory_order_acquire) >= s; });
+const std::byte* coll_engine::peer_slot(rank_t q, std::uint64_t s, std::size_t bytes) {
+  std::atomic<std::uint64_t>& w = step_word(q, s);
+  if (w.load(std::memory_order_acquire) < s) {
+    flush_wake();  // whoever waits for this member must not sleep through our wait
+    wait_until([&] { return w.load(std::memory_order_acquire) >= s; });
   }
-  return slot_of(q, s);
+  return slot_of(q, s) + data_offset(bytes);
 }
 
 void coll_engine::finish(std::uint64_t s) {
   area_of(rank_).consumed.value.store(s, std::memory_order_release);
-  wake_others();
+  wake_due_ = true;
+  flush_wake();
 }
 
 }  // namespace oneside::detail

@@ -95,8 +95,8 @@ void reduce_common(team_impl& t, const void* in, void* out, std::size_t count, s
     const bool parallel = n > 2 && k * esz >= 16384;
     if (!parallel) {
       if (wants) {
-        std::memcpy(dst, e.peer_slot(0, s), k * esz);
-        for (rank_t q = 1; q < n; ++q) fn(dst, e.peer_slot(q, s), k);
+        std::memcpy(dst, e.peer_slot(0, s, k * esz), k * esz);
+        for (rank_t q = 1; q < n; ++q) fn(dst, e.peer_slot(q, s, k * esz), k);
       }
       e.finish(s);
       continue;
@@ -108,16 +108,16 @@ void reduce_common(team_impl& t, const void* in, void* out, std::size_t count, s
     const std::size_t b0 = block_begin(t.rank);
     const std::size_t b1 = block_begin(t.rank + 1);
     const std::uint64_t s2 = e.begin_step();
-    std::byte* mine = e.acquire_slot(s2);
-    std::memcpy(mine, e.peer_slot(0, s) + b0 * esz, (b1 - b0) * esz);
-    for (rank_t q = 1; q < n; ++q) fn(mine, e.peer_slot(q, s) + b0 * esz, b1 - b0);
+    std::byte* mine = e.acquire_slot(s2, (b1 - b0) * esz);
+    std::memcpy(mine, e.peer_slot(0, s, k * esz) + b0 * esz, (b1 - b0) * esz);
+    for (rank_t q = 1; q < n; ++q) fn(mine, e.peer_slot(q, s, k * esz) + b0 * esz, b1 - b0);
     e.finish(s);
     e.publish(s2);
     if (wants) {
       for (rank_t q = 0; q < n; ++q) {
         const std::size_t q0 = block_begin(q);
         const std::size_t q1 = block_begin(q + 1);
-        std::memcpy(dst + q0 * esz, e.peer_slot(q, s2), (q1 - q0) * esz);
+        std::memcpy(dst + q0 * esz, e.peer_slot(q, s2, (q1 - q0) * esz), (q1 - q0) * esz);
       }
     }
     e.finish(s2);
@@ -140,8 +140,8 @@ void scan_common(team_impl& t, const void* in, void* out, std::size_t count, std
     e.publish(s, bytes_of(in) + i0 * esz, k * esz);
     if (last >= 0) {
       std::byte* dst = bytes_of(out) + i0 * esz;
-      std::memcpy(dst, e.peer_slot(0, s), k * esz);
-      for (rank_t q = 1; q <= last; ++q) fn(dst, e.peer_slot(q, s), k);
+      std::memcpy(dst, e.peer_slot(0, s, k * esz), k * esz);
+      for (rank_t q = 1; q <= last; ++q) fn(dst, e.peer_slot(q, s, k * esz), k);
     }
     e.finish(s);
   }
@@ -166,8 +166,8 @@ void gather_common(team_impl& t, const void* in, std::size_t my_bytes, void* out
       for (rank_t q = 0; q < t.size; ++q) {
         const std::size_t qb = bytes_of_member(q);
         if (q == t.rank || off >= qb) continue;
-        std::memcpy(bytes_of(out) + displ_of_member(q) + off, e.peer_slot(q, s),
-                    std::min(cap, qb - off));
+        const std::size_t len = std::min(cap, qb - off);
+        std::memcpy(bytes_of(out) + displ_of_member(q) + off, e.peer_slot(q, s, len), len);
       }
     }
     e.finish(s);
@@ -214,7 +214,7 @@ void broadcast(const team& t, void* buf, count_t count, const datatype& type, ra
     if (ti.rank == root) {
       e.publish(s, bytes_of(buf) + off, len);
     } else {
-      std::memcpy(bytes_of(buf) + off, e.peer_slot(root, s), len);
+      std::memcpy(bytes_of(buf) + off, e.peer_slot(root, s, len), len);
     }
     e.finish(s);
   }
@@ -356,7 +356,8 @@ void alltoall_common(team_impl& t, const void* in, void* out, SendBytes sbytes, 
   if (t.size == 1) return;
   for (std::size_t off = 0; off < max_bytes; off += piece) {
     const std::uint64_t s = e.begin_step();
-    std::byte* slot = e.acquire_slot(s);
+    // The slot holds one piece per destination: it is always a full-capacity payload.
+    std::byte* slot = e.acquire_slot(s, e.capacity());
     for (rank_t j = 0; j < t.size; ++j) {
       const std::size_t sb = sbytes(j);
       if (j == t.rank || off >= sb) continue;
@@ -368,7 +369,7 @@ void alltoall_common(team_impl& t, const void* in, void* out, SendBytes sbytes, 
       const std::size_t rb = rbytes(p);
       if (p == t.rank || off >= rb) continue;
       std::memcpy(bytes_of(out) + rdispl(p) + off,
-                  e.peer_slot(p, s) + static_cast<std::size_t>(t.rank) * piece,
+                  e.peer_slot(p, s, e.capacity()) + static_cast<std::size_t>(t.rank) * piece,
                   std::min(piece, rb - off));
     }
     e.finish(s);

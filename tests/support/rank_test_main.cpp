@@ -11,21 +11,26 @@
 
 namespace {
 
-// Prints failures of a rank other than 0, which has no printer of its own.
+// Prints failures of a rank other than 0, which has no printer of its own. The test's name is
+// remembered when it starts: OnTestPartResult runs under GoogleTest's own lock, so asking
+// UnitTest for the current test there would deadlock.
 class failure_printer : public ::testing::EmptyTestEventListener {
  public:
   explicit failure_printer(int rank) : rank_(rank) {}
+  void OnTestStart(const ::testing::TestInfo& info) override {
+    test_ = std::string(info.test_suite_name()) + "." + info.name();
+  }
   void OnTestPartResult(const ::testing::TestPartResult& r) override {
     if (!r.failed()) return;
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::fprintf(stderr, "[rank %d] %s.%s: %s:%d: Failure\n%s\n", rank_,
-                 info != nullptr ? info->test_suite_name() : "?",
-                 info != nullptr ? info->name() : "?",
+    std::fprintf(stderr, "[rank %d] %s: %s:%d: Failure\n%s\n", rank_,
+                 test_.empty() ? "(outside a test)" : test_.c_str(),
                  r.file_name() != nullptr ? r.file_name() : "?", r.line_number(), r.message());
   }
+  void OnTestEnd(const ::testing::TestInfo&) override { test_.clear(); }
 
  private:
   int rank_;
+  std::string test_;
 };
 
 }  // namespace
