@@ -7,7 +7,10 @@ the same machine state: one process per benchmark family and suite, back to back
 suites taking turns to go first. Each benchmark's median over the repetitions goes to
 medians.csv, and every ratio is the median of per-repetition ratios;
 report.md (also printed) gives the ratios the README quotes: oneside vs MPI for
-collectives, waits and RMA latency, and put/get bandwidth vs memcpy and vs MPI RMA.
+collectives, waits and RMA latency, and put/get bandwidth vs memcpy and vs MPI RMA; for the
+RMA windows of issue 3 (one family per kind of window, each MPI process on the Open MPI
+one-sided component that kind needs), latencies, bandwidth, accumulate scaling and a table
+of the issue's targets with verdicts.
 
 Standard library only. Needs just a build directory:
 
@@ -33,7 +36,9 @@ TIME_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 # Families run as separate, back-to-back processes of the two suites, so that each oneside
 # figure and its MPI peer are measured seconds apart (this machine's state changes over
-# tens of seconds): name -> (oneside filter, MPI filter).
+# tens of seconds): name -> (oneside filter, MPI filter). The rma_* families (the windows of
+# micro/rma_bench.cpp, one family per kind of window) also name the Open MPI one-sided
+# component their MPI process needs (RMA_OSC).
 GROUPS = {
     "barrier": ("^barrier", "^mpi_barrier"),
     "allreduce": ("^allreduce", "^mpi_allreduce"),
@@ -41,7 +46,37 @@ GROUPS = {
     "latency": ("^(put|get)_latency", "^mpi_(put|get)_latency"),
     "wait": ("^(ping_pong|token_ring)", "^mpi_(ping_pong|token_ring)"),
     "bandwidth": ("^(put|get|memcpy)_bandwidth", "^mpi_(put|get)_bandwidth"),
+    # memcpy in the same sizes and batches runs with the allocate family (its baseline).
+    "rma_allocate": ("^rma_(memcpy_bandwidth|[a-z_]+/allocate)/", "^mpi_rma_[a-z_]+/allocate/"),
+    "rma_dynamic": ("^rma_[a-z_]+/dynamic/", "^mpi_rma_[a-z_]+/dynamic/"),
+    "rma_create": ("^rma_[a-z_]+/create/", "^mpi_rma_[a-z_]+/create/"),
 }
+
+# The kinds of window of the rma_* families, and the Open MPI one-sided component each
+# family's MPI process uses by default (Open MPI 4.1.4 on one node; see bench/README.md):
+# - allocate: osc/sm, direct load/store, Open MPI's fastest path (like --mpi-osc);
+# - dynamic, create: osc/sm refuses MPI_Win_create_dynamic and MPI_Win_create
+#   (MPI_ERR_WIN), so these take osc/rdma, the component Open MPI itself picks for them
+#   here (over the vader BTL: CMA single copy for put/get, active messages for atomics).
+#   osc/pt2pt also works (slower for latencies, faster for streams of 8-byte puts); osc/ucx
+#   has no usable transport here (hundreds of µs per operation).
+RMA_KINDS = ("allocate", "dynamic", "create")
+RMA_OSC_DEFAULT = {"dynamic": "rdma", "create": "rdma"}
+# The latency benches of micro/rma_bench.cpp (the MPI peer is "mpi_" + name), the put rate,
+# and the "small operations" of the user-memory target; batches as in lockstep.hpp.
+RMA_LATENCIES = (
+    ("put 8 B", "rma_put_latency/{k}/8"),
+    ("get 8 B", "rma_get_latency/{k}/8"),
+    ("fetch_and_op int64 sum", "rma_fetch_and_op/{k}"),
+    ("compare_and_swap int64", "rma_compare_and_swap/{k}"),
+    ("accumulate 1 double sum", "rma_accumulate_latency/{k}/1"),
+    ("accumulate 1024 doubles sum", "rma_accumulate_latency/{k}/1024"),
+    ("get_accumulate int64 sum", "rma_get_accumulate/{k}"),
+)
+RMA_RATE = ("put rate 8 B", "rma_put_rate/{k}/8")
+RMA_SMALL = tuple(x for x in RMA_LATENCIES if not x[1].endswith("/1024"))
+RMA_IN_FLIGHT = 64
+RMA_ACC = 1024
 
 
 def fail(message: str) -> None:
@@ -68,7 +103,9 @@ def parse_args() -> argparse.Namespace:
                    help="--benchmark_min_time of every run, seconds (default: 0.25)")
     p.add_argument("--filter", default=None,
                    help="--benchmark_filter for both suites (MPI names start with mpi_); "
-                   "each suite then runs once per repetition instead of once per family")
+                   "each suite then runs once per repetition instead of once per family, "
+                   "every MPI run with --mpi-osc (MPI RMA window benches of dynamic and create "
+                   "windows need another component than sm: select them with --families)")
     p.add_argument("--timeout", type=int, default=900,
                    help="seconds after which one run is killed (default: 900)")
     p.add_argument("--no-mpi", action="store_true",
@@ -79,7 +116,16 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--mpi-osc", default="sm",
                    help="Open MPI one-sided component for the RMA peers, passed as --mca osc "
                    "NAME (default: sm, direct load/store on one node, the strongest peer; "
-                   "'default' leaves the choice to Open MPI)")
+                   "'default' leaves the choice to Open MPI); also the component of the "
+                   "rma_allocate family")
+    p.add_argument("--mpi-osc-dynamic", default=RMA_OSC_DEFAULT["dynamic"],
+                   help="Open MPI one-sided component of the rma_dynamic family "
+                   "(MPI_Win_create_dynamic; default: rdma, as osc/sm refuses such windows)")
+    p.add_argument("--mpi-osc-create", default=RMA_OSC_DEFAULT["create"],
+                   help="Open MPI one-sided component of the rma_create family "
+                   "(MPI_Win_create; default: rdma, as osc/sm refuses such windows)")
+    p.add_argument("--families", nargs="+", choices=list(GROUPS), default=None,
+                   help="run only these benchmark families (default: all of them)")
     a = p.parse_args()
     if a.repetitions < 1:
         p.error("--repetitions must be at least 1")
@@ -96,17 +142,39 @@ class suite:
     name: str  # "oneside" or "mpi"
     launcher: list[str]
     program: Path
-    options: list[str] = field(default_factory=list)  # launcher options
 
-    def command(self, ranks: int, cores: int, extra: list[str]) -> list[str]:
+    def command(self, ranks: int, cores: int, extra: list[str], osc: str = "default"
+                ) -> list[str]:
         if self.name == "oneside":
             # oneside-run binds to cores while ranks <= cores, else leaves ranks unbound.
             return [*self.launcher, "-n", str(ranks), str(self.program), *extra]
-        # The same placement policy for Open MPI, spelled out.
+        # The same placement policy for Open MPI, spelled out; then the one-sided component.
         placement = (["--oversubscribe", "--bind-to", "none"] if ranks > cores
                      else ["--bind-to", "core"])
-        return [*self.launcher, "-n", str(ranks), *placement, *self.options, str(self.program),
+        options = [] if osc == "default" else ["--mca", "osc", osc]
+        return [*self.launcher, "-n", str(ranks), *placement, *options, str(self.program),
                 *extra]
+
+
+def family_osc(a: argparse.Namespace, group: str) -> str:
+    """The Open MPI one-sided component of a family's MPI process ("default": Open MPI's
+    own choice)."""
+    if group == "rma_dynamic":
+        return a.mpi_osc_dynamic
+    if group == "rma_create":
+        return a.mpi_osc_create
+    return a.mpi_osc
+
+
+def mpi_filter(a: argparse.Namespace, group: str, bench_filter: str) -> str:
+    """The MPI filter of a family. MPI_Compare_and_swap on an MPI_Win_allocate window
+    segfaults the target under Open MPI 4.1.4's osc/rdma (its default here), so the
+    allocate family leaves that one benchmark out unless it runs on osc/sm (Google
+    Benchmark's filters are POSIX extended regexes: no lookahead, hence the list)."""
+    if group == "rma_allocate" and family_osc(a, group) != "sm":
+        return ("^mpi_rma_(put_latency|get_latency|put_rate|fetch_and_op|accumulate_latency|"
+                "get_accumulate|accumulate_scaling|put_bandwidth|get_bandwidth)/allocate/")
+    return bench_filter
 
 
 def find_suites(a: argparse.Namespace) -> list[suite]:
@@ -133,8 +201,7 @@ def find_suites(a: argparse.Namespace) -> list[suite]:
         mpirun = shutil.which(a.mpirun)
         if mpirun is None:
             fail(f"{a.mpirun} not found on PATH; install Open MPI or pass --no-mpi")
-        osc = [] if a.mpi_osc == "default" else ["--mca", "osc", a.mpi_osc]
-        suites.append(suite("mpi", [mpirun], bindir / "oneside_mpi_peers", osc))
+        suites.append(suite("mpi", [mpirun], bindir / "oneside_mpi_peers"))
     return suites
 
 
@@ -155,6 +222,7 @@ class run_record:
     load_before: float
     load_after: float
     seconds: float
+    osc: str = ""  # the MPI runs' one-sided component ("default": Open MPI's choice)
 
 
 def run_one(s: suite, ranks: int, rep: int, group: str, bench_filter: str | None,
@@ -166,7 +234,8 @@ def run_one(s: suite, ranks: int, rep: int, group: str, bench_filter: str | None
              "--benchmark_out_format=json", "--benchmark_color=false"]
     if bench_filter:
         extra.append(f"--benchmark_filter={bench_filter}")
-    cmd = s.command(ranks, cores, extra)
+    osc = family_osc(a, group) if s.name == "mpi" else ""
+    cmd = s.command(ranks, cores, extra, osc or "default")
     env = dict(os.environ)
     if s.name == "mpi" and os.geteuid() == 0:
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -192,7 +261,7 @@ def run_one(s: suite, ranks: int, rep: int, group: str, bench_filter: str | None
         fail(f"{s.name} run at {ranks} ranks failed (exit status {rc}); log {log_path}:\n"
              f"{tail}")
     return run_record(s.name, ranks, rep, group, json_path, load_before, load_average(),
-                      seconds)
+                      seconds, osc)
 
 
 # ---- results --------------------------------------------------------------------------
@@ -226,7 +295,21 @@ def split_name(name: str) -> tuple[str, str, int | None]:
     parts = [p for p in name.split("/") if p != "manual_time"]
     family = parts[0]
     size = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+    if size is None and family.startswith(("rma_", "mpi_rma_")):
+        size = rma_bytes(family, parts[1:])
     return "/".join(parts), family, size
+
+
+def rma_bytes(family: str, rest: list[str]) -> int:
+    """Bytes one operation of an rma_* benchmark moves: rma_put_latency/allocate/8 -> 8,
+    rma_accumulate_latency/allocate/1024 (elements) -> 8192, an atomic -> 8, a block of the
+    scaling bench -> 8192."""
+    numbers = [int(x) for x in rest if x.isdigit()]
+    if family.endswith("accumulate_latency") and numbers:
+        return 8 * numbers[-1]
+    if family.endswith("accumulate_scaling"):
+        return 8 * 1024
+    return numbers[-1] if numbers else 8
 
 
 def collect(records: list[run_record]) -> tuple[dict, dict]:
@@ -277,6 +360,14 @@ def fmt_time(ns: float | None) -> str:
     if ns < 1e6:
         return f"{ns / 1e3:.3g} µs"
     return f"{ns / 1e6:.3g} ms"
+
+
+def fmt_rate(ns: float | None) -> str:
+    """Operations per second of an operation taking `ns`."""
+    if ns is None:
+        return "n/a"
+    rate = 1e9 / ns
+    return f"{rate / 1e6:.3g} Mop/s" if rate >= 1e6 else f"{rate / 1e3:.3g} kop/s"
 
 
 def fmt_size(n: int) -> str:
@@ -371,11 +462,19 @@ class report:
         m = self.ctx.get(("mpi", self.a.ranks[0]), {})
         self.out("# oneside micro-benchmarks: ratios")
         self.out()
+        osc = next((r.osc for r in self.records if r.suite == "mpi" and r.osc
+                    and not r.group.startswith("rma_")), self.a.mpi_osc)
+        peers = ""
+        if self.has_mpi:
+            peers = (f"; peers: {m.get('mpi_library', 'MPI')}, RMA with "
+                     + ("Open MPI's default osc" if osc == "default" else f"`--mca osc {osc}`"))
+            if any(r.group.startswith("rma_") for r in self.records):
+                peers += ("; RMA window families: " + ", ".join(
+                    f"{k} {self.osc_label(k)}" for k in RMA_KINDS
+                    if any(r.group == f"rma_{k}" for r in self.records)))
         self.out(f"- commit `{o.get('git_commit', 'unknown')}`, oneside "
                  f"{o.get('oneside_version', '?')}, transport {o.get('transport', '?')}"
-                 + (f"; peers: {m.get('mpi_library', 'MPI')}, RMA with "
-               + ("Open MPI's default osc" if self.a.mpi_osc == "default"
-                  else f"`--mca osc {self.a.mpi_osc}`") if self.has_mpi else ""))
+                 + peers)
         self.out(f"- host `{o.get('host_name', '?')}`: {self.cores} cores, "
                  f"{o.get('mhz_per_cpu', '?')} MHz; {datetime.date.today().isoformat()}")
         self.out(f"- {self.a.repetitions} repetitions per rank count; in each, every family "
@@ -522,6 +621,8 @@ class report:
             return
         for n in self.a.ranks:
             ot, mt = self.time("oneside", n, "barrier"), self.time("mpi", n, "mpi_barrier")
+            if ot is None and mt is None:
+                continue  # the barrier family did not run (--families)
             p = self.paired(n, ("oneside", "barrier"), ("mpi", "mpi_barrier"))
             x = None if p is None else p.median
             over = self.is_oversubscribed(n)
@@ -547,6 +648,293 @@ class report:
                 self.targets.append((f"oversubscribed wait at {n} ranks: microseconds, not "
                                      "the 7.9 ms of a spin-only wait (token ring circle)",
                                      fmt_time(pp), verdict))
+
+    # ---- the rma window family (issue 3) ------------------------------------------------
+
+    def combine(self, n: int, keys: list[tuple[str, str]], f) -> pair | None:
+        """f(time of each key) computed per repetition (over the repetitions every key has),
+        then the median and range of those values."""
+        rs = [self.get(s, n, b) for s, b in keys]
+        if not rs or any(r is None for r in rs):
+            return None
+        reps = sorted(set.intersection(*(set(r.by_rep) for r in rs)))
+        xs = [f(*[r.by_rep[i] for r in rs]) for i in reps]
+        xs = [x for x in xs if x is not None]
+        return pair(statistics.median(xs), min(xs), max(xs), xs) if xs else None
+
+    def osc_of(self, kind: str) -> str:
+        """The one-sided component the MPI runs of the rma_<kind> family used."""
+        for rec in self.records:
+            if rec.suite == "mpi" and rec.group == f"rma_{kind}" and rec.osc:
+                return rec.osc
+        return {"allocate": self.a.mpi_osc}.get(kind, RMA_OSC_DEFAULT.get(kind, "?"))
+
+    def osc_label(self, kind: str) -> str:
+        osc = self.osc_of(kind)
+        return "Open MPI's default osc" if osc == "default" else f"osc/{osc}"
+
+    def has_rma(self, n: int) -> bool:
+        return any(k[1] == n and k[0] == "oneside" and r.family.startswith("rma_")
+                   and r.family != "rma_memcpy_bandwidth" for k, r in self.r.items())
+
+    def rma_sizes(self, n: int, op: str) -> list[int]:
+        return sorted({r.bytes for (s, k, _), r in self.r.items()
+                       if k == n and r.family in (f"rma_{op}_bandwidth",
+                                                  f"mpi_rma_{op}_bandwidth") and r.bytes})
+
+    def best_peer(self, n: int, ours: tuple[str, str], op: str, size: int) -> pair | None:
+        """Bandwidth ratio of `ours` to the best MPI peer of this size (any kind of window),
+        per repetition."""
+        peers = [("mpi", f"mpi_rma_{op}_bandwidth/{k}/{size}") for k in RMA_KINDS]
+        peers = [p for p in peers if self.get(p[0], n, p[1]) is not None]
+        if not peers:
+            return None
+        return self.combine(n, [ours, *peers], lambda o, *m: min(m) / o)
+
+    def rma_latency(self, n: int) -> None:
+        mpi = self.has_mpi
+        self.out("### RMA windows: latency (time per operation; issue + flush(target), "
+                 "under lock_all, to the next rank)")
+        self.out()
+        self.out("Time ratios are oneside / MPI (below 1: oneside is faster); the put rate "
+                 "row gives operations/s and oneside / MPI of those (above 1: oneside is "
+                 "faster). MPI components: "
+                 + ", ".join(f"{k} windows {self.osc_label(k)}" for k in RMA_KINDS) + ".")
+        self.out()
+        head, rule = "| operation |", "|---|"
+        for k in RMA_KINDS:
+            head += f" {k}: oneside |"
+            rule += "---:|"
+            if mpi:
+                head += f" MPI ({self.osc_label(k)}) | oneside / MPI |"
+                rule += "---:|---:|"
+        self.out(head)
+        self.out(rule)
+        for label, pattern in RMA_LATENCIES:
+            row = f"| {label} |"
+            for k in RMA_KINDS:
+                ob = pattern.format(k=k)
+                row += f" {fmt_time(self.time('oneside', n, ob))} |"
+                if mpi:
+                    p = self.paired(n, ("oneside", ob), ("mpi", "mpi_" + ob))
+                    row += f" {fmt_time(self.time('mpi', n, 'mpi_' + ob))} | {fmt_pair(p)} |"
+            self.out(row)
+        label, pattern = RMA_RATE
+        row = f"| {label} (ops/s) |"
+        for k in RMA_KINDS:
+            ob = pattern.format(k=k)
+            row += f" {fmt_rate(self.time('oneside', n, ob))} |"
+            if mpi:
+                p = self.paired(n, ("mpi", "mpi_" + ob), ("oneside", ob))
+                row += f" {fmt_rate(self.time('mpi', n, 'mpi_' + ob))} | {fmt_pair(p)} |"
+        self.out(row)
+        self.out()
+
+    def rma_bandwidth(self, n: int) -> None:
+        mpi = self.has_mpi
+        for op in ("put", "get"):
+            sizes = self.rma_sizes(n, op)
+            if not sizes:
+                continue
+            self.out(f"### RMA windows: {op} bandwidth (rounds of {RMA_IN_FLIGHT} operations "
+                     "then one flush; every rank at once)")
+            self.out()
+            head = "| size | memcpy |" + "".join(f" {k} |" for k in RMA_KINDS)
+            rule = "|---:|---:|" + "---:|" * len(RMA_KINDS)
+            if mpi:
+                head += "".join(f" MPI {k} ({self.osc_label(k)}) |" for k in RMA_KINDS)
+                rule += "---:|" * len(RMA_KINDS)
+            head += " allocate vs memcpy |"
+            rule += "---:|"
+            if mpi:
+                head += " allocate vs best MPI |"
+                rule += "---:|"
+            head += " dynamic vs allocate |"
+            rule += "---:|"
+            if mpi:
+                head += " create vs best MPI |"
+                rule += "---:|"
+            self.out(head)
+            self.out(rule)
+            for size in sizes:
+                mc = ("oneside", f"rma_memcpy_bandwidth/{size}")
+                ours = {k: ("oneside", f"rma_{op}_bandwidth/{k}/{size}") for k in RMA_KINDS}
+                row = f"| {fmt_size(size)} | {fmt_bw(size, self.time(mc[0], n, mc[1]))} |"
+                for k in RMA_KINDS:
+                    row += f" {fmt_bw(size, self.time('oneside', n, ours[k][1]))} |"
+                if mpi:
+                    for k in RMA_KINDS:
+                        theirs = f"mpi_rma_{op}_bandwidth/{k}/{size}"
+                        row += f" {fmt_bw(size, self.time('mpi', n, theirs))} |"
+                row += f" {fmt_pair(self.paired(n, mc, ours['allocate']))} |"
+                if mpi:
+                    row += f" {fmt_pair(self.best_peer(n, ours['allocate'], op, size))} |"
+                row += f" {fmt_pair(self.paired(n, ours['allocate'], ours['dynamic']))} |"
+                if mpi:
+                    row += f" {fmt_pair(self.best_peer(n, ours['create'], op, size))} |"
+                self.out(row)
+            self.out()
+        self.out("Bandwidth ratios: above 1 means the first named moves bytes faster; "
+                 "\"best MPI\" is the fastest of the MPI peers at that size in the same "
+                 "repetition.")
+        self.out()
+
+    def scaling(self, n: int, suite_name: str, kind: str) -> tuple[pair | None, float | None,
+                                                                    float | None]:
+        """(aggregate speedup of every rank over one rank, per-op time one, per-op time all)."""
+        prefix = "" if suite_name == "oneside" else "mpi_"
+        one = (suite_name, f"{prefix}rma_accumulate_scaling/{kind}/one")
+        every = (suite_name, f"{prefix}rma_accumulate_scaling/{kind}/all")
+        p = self.combine(n, [one, every], lambda t1, tn: n * t1 / tn)
+        return p, self.time(one[0], n, one[1]), self.time(every[0], n, every[1])
+
+    def rma_scaling(self, n: int) -> None:
+        mpi = self.has_mpi
+        ideal = min(n, self.cores)
+        self.out(f"### RMA windows: accumulate scaling ({RMA_ACC} doubles, sum, into the "
+                 f"origin's own block of rank 0's window, then flush; 1 origin vs all {n})")
+        self.out()
+        self.out(f"Per-operation times are the wall time of a batch (first start to last end "
+                 f"over the ranks) over the accumulates of one origin; speedup = aggregate "
+                 f"operations/s of {n} origins over that of 1 origin (ideal here: "
+                 f"{ideal}× = min(ranks, cores); ≈1× means the origins take turns).")
+        self.out()
+        head = "| window | 1 origin | all origins | speedup |"
+        rule = "|---|---:|---:|---:|"
+        if mpi:
+            head += " MPI 1 origin | MPI all | MPI speedup |"
+            rule += "---:|---:|---:|"
+        self.out(head)
+        self.out(rule)
+        for k in RMA_KINDS:
+            p, t1, tn = self.scaling(n, "oneside", k)
+            row = f"| {k} | {fmt_time(t1)} | {fmt_time(tn)} | {fmt_pair(p)} |"
+            if mpi:
+                q, m1, mn = self.scaling(n, "mpi", k)
+                row += (f" {fmt_time(m1)} | {fmt_time(mn)} | {fmt_pair(q)} "
+                        f"({self.osc_label(k)}) |")
+            self.out(row)
+        self.out()
+
+    def verdict(self, ok: bool | None, p: pair | None = None, holds=None) -> str:
+        if ok is None:
+            return "n/a"
+        text = "met" if ok else "**not met**"
+        if p is not None and holds is not None:
+            within = sum(1 for v in p.values if holds(v))
+            text += f" (within the target in {within} of {len(p.values)} runs)"
+        return text
+
+    def check_rma_targets(self) -> list[tuple[str, str, str]]:
+        rows: list[tuple[str, str, str]] = []
+        mpi = self.has_mpi
+        for n in self.a.ranks:
+            if not self.has_rma(n):
+                continue
+            at = f"{n} ranks" + (" (oversubscribed)" if self.is_oversubscribed(n) else "")
+            sm = self.osc_label("allocate")
+            # 1. Latencies on allocate windows, against Open MPI on allocate windows.
+            for label, pattern in RMA_LATENCIES:
+                ob = pattern.format(k="allocate")
+                p = self.paired(n, ("oneside", ob), ("mpi", "mpi_" + ob)) if mpi else None
+                rows.append((f"{at}: {label} ≤ 0.75× Open MPI ({sm}), allocate window",
+                             "n/a" if p is None else
+                             f"{fmt_time(self.time('oneside', n, ob))} vs "
+                             f"{fmt_time(self.time('mpi', n, 'mpi_' + ob))}: "
+                             f"{fmt_pair(p)} (runs: {fmt_range(p)})",
+                             self.verdict(None if p is None else p.median <= 0.75, p,
+                                          lambda v: v <= 0.75)))
+            # 2. 8-byte put rate.
+            ob = RMA_RATE[1].format(k="allocate")
+            p = self.paired(n, ("mpi", "mpi_" + ob), ("oneside", ob)) if mpi else None
+            rows.append((f"{at}: 8 B put rate ≥ 1.5× Open MPI's ({sm}), allocate window",
+                         "n/a" if p is None else
+                         f"{fmt_rate(self.time('oneside', n, ob))} vs "
+                         f"{fmt_rate(self.time('mpi', n, 'mpi_' + ob))}: {fmt_pair(p)} "
+                         f"(runs: {fmt_range(p)})",
+                         self.verdict(None if p is None else p.median >= 1.5, p,
+                                      lambda v: v >= 1.5)))
+            # 3. Bandwidth from 8 KiB up: best peer and 0.9x memcpy.
+            for op in ("put", "get"):
+                sizes = [x for x in self.rma_sizes(n, op) if x >= 8 * 1024]
+                ours = {x: ("oneside", f"rma_{op}_bandwidth/allocate/{x}") for x in sizes}
+                if mpi:
+                    ps = {x: self.best_peer(n, ours[x], op, x) for x in sizes}
+                    rows.append((f"{at}: {op} bandwidth ≥ the best peer at every size from "
+                                 "8 KiB (allocate window)",
+                                 *self.worst_of(ps, lambda v: v >= 1.0, low_is_bad=True)))
+                ps = {x: self.paired(n, ("oneside", f"rma_memcpy_bandwidth/{x}"), ours[x])
+                      for x in sizes}
+                rows.append((f"{at}: {op} bandwidth ≥ 0.9× memcpy at every size from 8 KiB "
+                             "(allocate window)",
+                             *self.worst_of(ps, lambda v: v >= 0.9, low_is_bad=True)))
+            # 4. Dynamic windows over oneside's own memory within 1.5x of allocate windows.
+            ps = {}
+            for label, pattern in (*RMA_LATENCIES, RMA_RATE):
+                ps[label] = self.paired(n, ("oneside", pattern.format(k="dynamic")),
+                                        ("oneside", pattern.format(k="allocate")))
+            rows.append((f"{at}: dynamic window (memory from oneside's allocations) within "
+                         "1.5× of allocate: latencies and put rate (time dynamic / allocate)",
+                         *self.worst_of(ps, lambda v: v <= 1.5, low_is_bad=False)))
+            for op in ("put", "get"):
+                sizes = [x for x in self.rma_sizes(n, op) if x >= 8 * 1024]
+                ps = {fmt_size(x): self.paired(n, ("oneside", f"rma_{op}_bandwidth/dynamic/{x}"),
+                                               ("oneside", f"rma_{op}_bandwidth/allocate/{x}"))
+                      for x in sizes}
+                rows.append((f"{at}: dynamic window within 1.5× of allocate: {op} bandwidth "
+                             "from 8 KiB (time dynamic / allocate)",
+                             *self.worst_of(ps, lambda v: v <= 1.5, low_is_bad=False)))
+            # 5. Windows over user memory: small ops no slower than Open MPI's dynamic
+            #    windows; bandwidth at least the best peer's.
+            if mpi:
+                dyn = self.osc_label("dynamic")
+                ps = {label: self.paired(n, ("oneside", pattern.format(k="create")),
+                                         ("mpi", "mpi_" + pattern.format(k="dynamic")))
+                      for label, pattern in RMA_SMALL}
+                rows.append((f"{at}: create window over user memory no slower than Open MPI's "
+                             f"dynamic window ({dyn}) for small operations (time ratio)",
+                             *self.worst_of(ps, lambda v: v <= 1.0, low_is_bad=False)))
+                for op in ("put", "get"):
+                    sizes = [x for x in self.rma_sizes(n, op) if x >= 8 * 1024]
+                    ps = {x: self.best_peer(n, ("oneside", f"rma_{op}_bandwidth/create/{x}"),
+                                            op, x) for x in sizes}
+                    rows.append((f"{at}: create window {op} bandwidth ≥ the best peer at every "
+                                 "size from 8 KiB",
+                                 *self.worst_of(ps, lambda v: v >= 1.0, low_is_bad=True)))
+            # 6. Accumulate scaling.
+            ideal = min(n, self.cores)
+            need = 0.75 * ideal
+            for k in RMA_KINDS:
+                p, t1, tn = self.scaling(n, "oneside", k)
+                measured = "n/a" if p is None else (
+                    f"{fmt_pair(p)} aggregate speedup of {n} origins over 1 "
+                    f"({fmt_time(t1)} → {fmt_time(tn)} per op; runs: {fmt_range(p)})")
+                if mpi:
+                    q, _, _ = self.scaling(n, "mpi", k)
+                    if q is not None:
+                        measured += f"; Open MPI ({self.osc_label(k)}): {fmt_pair(q)}"
+                rows.append((f"{at}: accumulates of {n} ranks into disjoint blocks of one "
+                             f"target scale ({k} window; speedup ≥ {need:.2g}× = 0.75 × "
+                             f"min(ranks, cores))", measured,
+                             self.verdict(None if p is None else p.median >= need, p,
+                                          lambda v: v >= need)))
+        return rows
+
+    def worst_of(self, ps: dict, holds, low_is_bad: bool) -> tuple[str, str]:
+        """Measured text and verdict of a target that must hold for every item of `ps`
+        (label or size -> pair): the worst item, and the items that miss."""
+        have = {k: p for k, p in ps.items() if p is not None}
+        if not have:
+            return "n/a", "n/a"
+        label = (lambda k: fmt_size(k) if isinstance(k, int) else str(k))
+        worst = (min if low_is_bad else max)(have, key=lambda k: have[k].median)
+        misses = [label(k) for k, p in have.items() if not holds(p.median)]
+        every = ", ".join(f"{label(k)} {fmt_pair(p)}" for k, p in have.items())
+        text = f"worst {fmt_pair(have[worst])} at {label(worst)}; all: {every}"
+        if len(have) < len(ps):
+            text += f" ({len(ps) - len(have)} without figures)"
+        verdict = "met" if not misses else f"**not met** (misses: {', '.join(misses)})"
+        return text, verdict
 
     def noise(self) -> None:
         self.out("## Noise")
@@ -580,6 +968,22 @@ class report:
             for name, measured, verdict in self.targets:
                 self.out(f"| {name} | {measured} | {verdict} |")
             self.out()
+        rma_targets = self.check_rma_targets()
+        if rma_targets:
+            self.out("## Targets (issue 3)")
+            self.out()
+            self.out("Issue 3 states its targets for two ranks on one node; the rows of other "
+                     "rank counts apply the same rules and are informative (with more ranks "
+                     "than cores, ranks share cores). Time ratios: oneside / baseline (below "
+                     "1: oneside is faster); rate and bandwidth ratios: oneside / baseline "
+                     "(above 1: oneside is faster). Verdicts use the median of the "
+                     "per-repetition ratios.")
+            self.out()
+            self.out("| target | measured | verdict |")
+            self.out("|---|---|---|")
+            for name, measured, verdict in rma_targets:
+                self.out(f"| {name} | {measured} | {verdict} |")
+            self.out()
         for n in self.a.ranks:
             over = self.is_oversubscribed(n)
             self.out(f"## {n} ranks on {self.cores} cores"
@@ -588,6 +992,10 @@ class report:
             self.collectives(n)
             self.latency(n)
             self.bandwidth(n)
+            if self.has_rma(n):
+                self.rma_latency(n)
+                self.rma_bandwidth(n)
+                self.rma_scaling(n)
         self.noise()
         return "\n".join(self.lines)
 
@@ -609,7 +1017,8 @@ def stored_records(out: Path) -> list[run_record]:
         saved = json.loads((out / "runs.json").read_text())
         return [run_record(r["suite"], r["ranks"], r["repetition"], r["group"],
                            out / "raw" / r["json"], nan_if_none(r["load_before"]),
-                           nan_if_none(r["load_after"]), r["seconds"]) for r in saved]
+                           nan_if_none(r["load_after"]), r["seconds"], r.get("osc", ""))
+                for r in saved]
     except (OSError, ValueError, KeyError, TypeError):
         pass
     records = []
@@ -641,7 +1050,10 @@ def main() -> None:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cores = cores or 1
 
-    groups = ({"all": (a.filter, a.filter)} if a.filter else GROUPS)
+    if a.filter:
+        groups = {"all": (a.filter, a.filter)}
+    else:
+        groups = {g: f for g, f in GROUPS.items() if a.families is None or g in a.families}
     records: list[run_record] = []
     for n in a.ranks:
         for rep in range(1, a.repetitions + 1):
@@ -649,7 +1061,7 @@ def main() -> None:
                 # Interleaved, and alternating who goes first: oneside, MPI | MPI, oneside …
                 order = suites if rep % 2 == 1 else list(reversed(suites))
                 for s in order:
-                    f = filters[0] if s.name == "oneside" else filters[1]
+                    f = filters[0] if s.name == "oneside" else mpi_filter(a, group, filters[1])
                     records.append(run_one(s, n, rep, group, f, a, cores, out))
 
     finish(records, a, cores, out)
@@ -659,7 +1071,8 @@ def finish(records: list[run_record], a: argparse.Namespace, cores: int, out: Pa
     (out / "runs.json").write_text(json.dumps(
         [{"suite": r.suite, "ranks": r.ranks, "repetition": r.repetition, "group": r.group,
           "json": r.json_path.name, "load_before": none_if_nan(r.load_before),
-          "load_after": none_if_nan(r.load_after), "seconds": r.seconds} for r in records],
+          "load_after": none_if_nan(r.load_after), "seconds": r.seconds, "osc": r.osc}
+         for r in records],
         indent=1) + "\n")
     results, contexts = collect(records)
     if not results:

@@ -41,6 +41,15 @@ void measure(benchmark::State& state, std::int64_t ops_per_batch, Batch&& batch)
       std::forward<Batch>(batch));
 }
 
+// measure_span (lockstep.hpp) over MPI_COMM_WORLD: a batch counts from the earliest rank's
+// start to the latest rank's end, for throughput under contention.
+template <class Batch>
+void measure_span(benchmark::State& state, std::int64_t ops_per_batch, Batch&& batch) {
+  bench::measure_span(
+      state, ops_per_batch, [] { MPI_Barrier(MPI_COMM_WORLD); }, slowest_rank,
+      std::forward<Batch>(batch));
+}
+
 // MPI_Win_allocate of `bytes` on every rank with lock_all held (passive target, the mode
 // oneside's transport maps to): the target of the put/get peers, at the next rank
 // (rank + 1 mod size), displacement 0. Collective. Written and read once in full before any

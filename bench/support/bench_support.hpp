@@ -30,6 +30,16 @@ void measure(benchmark::State& state, std::int64_t ops_per_batch, Batch&& batch)
       std::forward<Batch>(batch));
 }
 
+// measure_span (lockstep.hpp) on the world: a batch counts from the earliest rank's start to
+// the latest rank's end, for throughput under contention.
+template <class Batch>
+void measure_span(benchmark::State& state, std::int64_t ops_per_batch, Batch&& batch) {
+  const team& w = world();
+  bench::measure_span(
+      state, ops_per_batch, [&] { barrier(w); }, [](double s) { return slowest_rank(s); },
+      std::forward<Batch>(batch));
+}
+
 // Each rank's exposed segment, and where the next rank's (rank + 1 mod size) is: the target
 // of the put/get benches. Collective. The segment is written once in full from here and read
 // once in full, so that mapping it and faulting its pages happen before any measurement.

@@ -1,10 +1,13 @@
 // The umbrella header: everything an application uses.
 #pragma once
 
+#include <oneside/rma/request.hpp>
+#include <oneside/rma/window.hpp>
 #include <oneside/runtime/collectives.hpp>
 #include <oneside/runtime/datatype.hpp>
 #include <oneside/runtime/error.hpp>
 #include <oneside/runtime/group.hpp>
+#include <oneside/runtime/info.hpp>
 #include <oneside/runtime/op.hpp>
 #include <oneside/runtime/runtime.hpp>
 #include <oneside/runtime/settings.hpp>

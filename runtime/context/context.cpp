@@ -50,6 +50,10 @@ context& require_context(std::string_view call) {
   return *c;
 }
 
+std::shared_ptr<void>& layer_state(layer l, std::string_view call) {
+  return require_context(call).layer_state[static_cast<std::size_t>(l)];
+}
+
 rank_t world_rank_if_open() noexcept {
   return g_world_rank.load(std::memory_order_relaxed);
 }

@@ -2,6 +2,7 @@
 // Created by runtime's open, destroyed by its close; everything else reaches it from here.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -25,6 +26,11 @@ struct wait_params {
 };
 const wait_params& current_wait_params() noexcept;
 
+// State the layers above keep per process (the rma layer's lock tables, the pgas heap). The
+// runtime only owns it: it is released at close, before the transport.
+enum class layer : std::uint8_t { rma, pgas };
+inline constexpr std::size_t layer_count = 2;
+
 struct context {
   context();
   ~context();
@@ -39,7 +45,11 @@ struct context {
   rank_topology topology;
   bool oversubscribed = false;
   std::uint64_t next_team_id = 1;  // team ids are agreed collectively (see team.cpp)
+  std::shared_ptr<void> layer_state[layer_count];
 };
+
+// The slot of `l` in the open runtime's context (error(not_open) when none is open).
+std::shared_ptr<void>& layer_state(layer l, std::string_view call);
 
 // The open runtime's context, or null.
 context* current_context() noexcept;

@@ -73,6 +73,7 @@ std::mutex g_open_mutex;
 // agent and release this rank's shared memory, keep the transport object for late handles.
 void retire(std::unique_ptr<detail::context> ctx) {
   if (!ctx) return;
+  for (auto& state : ctx->layer_state) state.reset();
   ctx->world = team();
   ctx->local = team();
   ctx->arena.reset();
@@ -97,6 +98,7 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
   opts.am_slots = static_cast<std::size_t>(detail::setting_int("ONESIDE_AM_SLOTS"));
   opts.am_slot_bytes = static_cast<std::size_t>(detail::setting_int("ONESIDE_AM_SLOT_BYTES"));
   opts.agent_thread = detail::setting_string("ONESIDE_AGENT") == "thread";
+  opts.remap_user_memory = detail::setting_bool("ONESIDE_SHM_REMAP");
   opts.agent_spin_ns =
       ctx->oversubscribed ? 0 : detail::setting_int("ONESIDE_AGENT_SPIN_US") * 1000;
   if (detail::setting_string("ONESIDE_TRANSPORT") != "shm") {
@@ -150,6 +152,7 @@ void runtime::close() {
   if (c == nullptr) return;
   c->boot->barrier();  // every rank is done with collectives and transport calls
   c->arena.reset();    // tasks still queued finish first
+  for (auto& state : c->layer_state) state.reset();  // upper layers' memory, before the transport
   c->world = team();
   c->local = team();
   static_cast<transport::shm&>(*c->transport).close();

@@ -1,5 +1,5 @@
 // The datatype handle, the table of predefined datatypes and the names and sizes of the
-// basic types.
+// basic types. The derived constructors are in derived.cpp.
 #include <array>
 #include <cstddef>
 #include <memory>
@@ -65,6 +65,7 @@ datatype make_predefined() {
   impl->true_extent =
       impl->runs.back().offset + static_cast<std::ptrdiff_t>(impl->runs.back().length);
   impl->alignment = alignof(T);
+  impl->element_runs = {element_run{0, 1}};
   impl->signature = {signature_run{t, 1}};
   impl->basic_count = 1;
   impl->contiguous = impl->runs.size() == 1 && impl->size == sizeof(T);
@@ -107,14 +108,49 @@ constexpr std::array<std::size_t, sizeof...(Is)> extents(std::index_sequence<Is.
   return {sizeof(basic_cpp_type_at<Is>)...};
 }
 
+template <std::size_t... Is>
+constexpr std::array<std::size_t, sizeof...(Is)> alignments(std::index_sequence<Is...>) {
+  return {alignof(basic_cpp_type_at<Is>)...};
+}
+
+template <class T>
+constexpr basic_type value_type_of() noexcept {
+  if constexpr (is_value_index_v<T>) {
+    return basic_type_v<decltype(T::value)>;
+  } else {
+    return basic_type_v<T>;
+  }
+}
+
+template <std::size_t... Is>
+constexpr std::array<basic_type, sizeof...(Is)> value_types(std::index_sequence<Is...>) {
+  return {value_type_of<basic_cpp_type_at<Is>>()...};
+}
+
 constexpr auto basic_data_sizes = data_sizes(std::make_index_sequence<basic_type_count>{});
 constexpr auto basic_extents = extents(std::make_index_sequence<basic_type_count>{});
+constexpr auto basic_alignments = alignments(std::make_index_sequence<basic_type_count>{});
+constexpr auto pair_value_types = value_types(std::make_index_sequence<basic_type_count>{});
 
 }  // namespace
 
 std::size_t basic_type_extent(basic_type t) noexcept {
   const auto i = static_cast<std::size_t>(t);
   return i < basic_type_count ? basic_extents[i] : 0;
+}
+
+std::size_t basic_type_alignment(basic_type t) noexcept {
+  const auto i = static_cast<std::size_t>(t);
+  return i < basic_type_count ? basic_alignments[i] : 0;
+}
+
+basic_type pair_value_type(basic_type t) noexcept {
+  const auto i = static_cast<std::size_t>(t);
+  return i < basic_type_count ? pair_value_types[i] : t;
+}
+
+bool is_pair_type(basic_type t) noexcept {
+  return pair_value_type(t) != t;
 }
 
 }  // namespace detail
@@ -149,6 +185,12 @@ std::ptrdiff_t datatype::true_extent() const noexcept {
 }
 basic_type datatype::basic() const noexcept {
   return impl_->basic;
+}
+bool datatype::is_mixed() const noexcept {
+  return impl_->is_mixed();
+}
+std::size_t datatype::basic_count() const noexcept {
+  return impl_->basic_count;
 }
 bool datatype::is_predefined() const noexcept {
   return impl_->is_predefined();

@@ -98,4 +98,11 @@ constexpr bool op_defined_for(op o, basic_type t) noexcept {
   return false;
 }
 
+// compare_and_swap takes integer, logical and byte types (COM-18): not floating point,
+// complex, characters or pairs.
+constexpr bool cas_defined_for(basic_type t) noexcept {
+  const type_class c = classify(t);
+  return c == type_class::integer || c == type_class::logical || c == type_class::byte;
+}
+
 }  // namespace oneside::detail

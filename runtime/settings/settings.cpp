@@ -30,6 +30,10 @@ constexpr std::array registry{
   setting_info{"ONESIDE_AGENT_SPIN_US", integer, "50",
                "Microseconds the agent keeps polling after a message before it sleeps "
                "(0 when ranks outnumber cores)."},
+  setting_info{"ONESIDE_SHM_REMAP", boolean, "1",
+               "Windows over memory the runtime did not allocate: move its pages into shared "
+               "memory in place (anonymous private memory only), so node peers load and store "
+               "it directly instead of using cross-memory attach and the owner's agent."},
   setting_info{"ONESIDE_AM_SLOTS", integer, "256",
                "Slots in each rank's active-message queue."},
   setting_info{"ONESIDE_AM_SLOT_BYTES", size, "4K",

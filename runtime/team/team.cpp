@@ -104,6 +104,31 @@ detail::team_impl& team::impl() const {
   return *impl_;
 }
 
+namespace detail {
+
+team duplicate_team(const team& parent, std::size_t slot_bytes, std::size_t slots) {
+  team_impl& p = team_of(parent, "duplicate_team");
+  context& c = require_context("duplicate_team");
+  const std::uint64_t split_no = p.splits++;
+  std::vector<rank_t> members(p.members.world_ranks().begin(), p.members.world_ranks().end());
+  auto engine = std::make_unique<coll_engine>(*c.transport, slot_bytes, slots, p.rank, members,
+                                              barrier_kind_setting(c));
+  const std::uint64_t mine = engine->area_address();
+  std::vector<std::uint64_t> areas(static_cast<std::size_t>(p.size));
+  allgather(parent, &mine, 1, datatype::of<std::uint64_t>(), areas.data());
+  auto impl = std::make_shared<team_impl>();
+  impl->id = child_id(p.id, split_no, 0);
+  impl->size = p.size;
+  impl->rank = p.rank;
+  impl->members = p.members;
+  engine->connect(areas);
+  impl->coll = std::move(engine);
+  impl->coll->barrier();  // every member pinned every area before anyone may drop its own
+  return team_impl::wrap(std::move(impl));
+}
+
+}  // namespace detail
+
 team team::split(int color, int key) const {
   detail::team_impl& parent = detail::team_of(*this, "team::split");
   ONESIDE_CHECK(color >= 0 || color == no_color, error_class::arg, {.call = "team::split"},

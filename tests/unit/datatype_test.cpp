@@ -79,6 +79,20 @@ void check_predefined(basic_type expected, std::string_view expected_name) {
   EXPECT_FALSE(impl.is_mixed());
   EXPECT_EQ(impl.basic, expected);
   EXPECT_EQ(impl.alignment, alignof(T));
+  EXPECT_EQ(detail::basic_type_alignment(expected), alignof(T));
+  EXPECT_EQ(d.basic_count(), 1U);
+  EXPECT_FALSE(d.is_mixed());
+  EXPECT_FALSE(impl.explicit_bounds);
+  EXPECT_EQ(impl.element_runs, (std::vector<detail::element_run>{{0, 1}}));
+  EXPECT_TRUE(impl.args.empty());
+  EXPECT_TRUE(impl.children.empty());
+  if constexpr (is_pair<T>) {
+    EXPECT_TRUE(detail::is_pair_type(expected));
+    EXPECT_EQ(detail::pair_value_type(expected), oneside::basic_type_v<decltype(T::value)>);
+  } else {
+    EXPECT_FALSE(detail::is_pair_type(expected));
+    EXPECT_EQ(detail::pair_value_type(expected), expected);
+  }
   EXPECT_EQ(impl.runs, runs);
   EXPECT_EQ(impl.signature, (std::vector<detail::signature_run>{{expected, 1}}));
   EXPECT_EQ(impl.basic_count, 1U);
@@ -236,6 +250,8 @@ TEST(DatatypeHandle, ConcurrentLookupsSeeTheSameObjects) {
 TEST(BasicType, OutOfRangeValuesHaveNoSizeAndAName) {
   EXPECT_EQ(oneside::basic_type_size(basic_type::count_), 0U);
   EXPECT_EQ(detail::basic_type_extent(basic_type::count_), 0U);
+  EXPECT_EQ(detail::basic_type_alignment(basic_type::count_), 0U);
+  EXPECT_FALSE(detail::is_pair_type(basic_type::count_));
   EXPECT_FALSE(oneside::basic_type_name(basic_type::count_).empty());
 }
 

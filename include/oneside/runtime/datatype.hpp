@@ -1,12 +1,16 @@
 // Datatypes: the predefined element types (every C++ arithmetic type, std::byte, complex
-// numbers and the value/index pairs of minloc/maxloc) with their size and extent.
-// A datatype is an immutable, cheaply copied handle; predefined ones live for the program.
+// numbers and the value/index pairs of minloc/maxloc) and the derived types built from them
+// with MPI's constructors (contiguous, vector, hvector, indexed, hindexed, indexed_block,
+// hindexed_block, struct, subarray, resized, dup), with their size, bounds and extent.
+// A datatype is an immutable, cheaply copied handle; predefined ones live for the program,
+// a derived one as long as a handle to it (or to a type built from it) exists.
 #pragma once
 
 #include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <type_traits>
 
@@ -110,6 +114,33 @@ concept predefined_element = requires {
 template <predefined_element T>
 inline constexpr basic_type basic_type_v = detail::basic_type_of<std::remove_cv_t<T>>::value;
 
+// A datatype: a typemap (a sequence of basic elements at byte displacements) with MPI's
+// bounds. The derived constructors follow MPI 4.1 §5.1 (MPI_Type_contiguous, _vector,
+// _create_hvector, _indexed, _create_hindexed, _create_indexed_block,
+// _create_hindexed_block, _create_struct, _create_subarray, _create_resized, _dup):
+// - A constructor places copies of its old type(s); copy k of a block starts k extents of
+//   the old type after the block's displacement. The typemap order is the order of the
+//   blocks as given (unsorted displacements stay unsorted) and, in a block, of the copies.
+// - lb and ub: without markers, the lowest and highest bounds of the copies (old lb and
+//   old lb + extent); resized sets explicit lb/ub markers, which every type built from it
+//   inherits and which, in a struct, win over the bounds of marker-less members (MPI's
+//   sticky lb/ub rule). A struct without markers pads its extent up to a multiple of the
+//   strictest alignment of the basic types inside (MPI's epsilon, as every implementation
+//   applies it: only in the struct constructor).
+// - true_lb and true_extent span the data bytes only, markers and padding excluded.
+// - subarray is its data in a full array: lb 0 and extent prod(sizes) × old extent (as if
+//   resized; markers of the old type do not move them).
+// Every constructor returns a committed, immutable type: there is no separate commit or
+// free, and types may be shared between threads. Arguments are checked before anything is
+// built; errors: `count` for a negative count or block length; `arg` for spans of
+// different lengths, subarray sizes/subsizes/starts out of range, a non-positive extent in
+// resized, bounds or a size that overflow 64 bits; `type` for an empty (moved-from)
+// handle; `intern` when the flattened type would exceed 2^25 runs or blocks (512 MiB).
+// Names: a predefined type is named after its C++ type ("double", "value_index<int>"); a
+// derived one after its call, e.g. "vector(3,2,5,int)", "indexed([1,2],[0,5],double)",
+// "struct([1,1],[0,8],[int,double])", "subarray([4,5],[2,3],[1,1],c,int)",
+// "resized(int,0,8)", "dup(int)"; arrays longer than 8 show their first 8 entries and
+// "...", and a name longer than 240 characters is cut with "...".
 class datatype {
  public:
   // The predefined datatype of T (int, double, value_index<double>, std::byte, …).
@@ -119,6 +150,46 @@ class datatype {
   }
   static const datatype& predefined(basic_type t) noexcept;
 
+  // count copies of old, one after the other (MPI_Type_contiguous).
+  static datatype contiguous(count_t count, const datatype& old);
+  // count blocks of blocklength copies, block i starting i × stride extents of old after the
+  // first (MPI_Type_vector). stride may be negative or zero.
+  static datatype vector(count_t count, count_t blocklength, count_t stride, const datatype& old);
+  // As vector, with the stride in bytes (MPI_Type_create_hvector).
+  static datatype hvector(count_t count, count_t blocklength, std::ptrdiff_t stride_bytes,
+                          const datatype& old);
+  // Block i: blocklengths[i] copies at displacements[i] extents of old
+  // (MPI_Type_indexed). The spans must have equal lengths.
+  static datatype indexed(std::span<const count_t> blocklengths,
+                          std::span<const count_t> displacements, const datatype& old);
+  // As indexed, with byte displacements (MPI_Type_create_hindexed).
+  static datatype hindexed(std::span<const count_t> blocklengths,
+                           std::span<const std::ptrdiff_t> byte_displacements, const datatype& old);
+  // As indexed with one block length for every block (MPI_Type_create_indexed_block).
+  static datatype indexed_block(count_t blocklength, std::span<const count_t> displacements,
+                                const datatype& old);
+  // As hindexed with one block length (MPI_Type_create_hindexed_block).
+  static datatype hindexed_block(count_t blocklength,
+                                 std::span<const std::ptrdiff_t> byte_displacements,
+                                 const datatype& old);
+  // Block i: blocklengths[i] copies of types[i] at byte_displacements[i]
+  // (MPI_Type_create_struct). The three spans must have equal lengths.
+  static datatype structure(std::span<const count_t> blocklengths,
+                            std::span<const std::ptrdiff_t> byte_displacements,
+                            std::span<const datatype> types);
+  // Array storage order of subarray: c is row-major (the last index varies fastest),
+  // fortran column-major (the first index varies fastest).
+  enum class array_order : std::uint8_t { c, fortran };
+  // The subarray subsizes at starts of an array of sizes elements of old
+  // (MPI_Type_create_subarray), elements in storage order. At least one dimension; per
+  // dimension sizes >= 1, 0 <= subsizes <= sizes, 0 <= starts <= sizes - subsizes.
+  static datatype subarray(std::span<const count_t> sizes, std::span<const count_t> subsizes,
+                           std::span<const count_t> starts, array_order order, const datatype& old);
+  // old with lb and extent replaced (MPI_Type_create_resized); extent must be positive.
+  static datatype resized(const datatype& old, std::ptrdiff_t lb, std::ptrdiff_t extent);
+  // A new type with old's layout (MPI_Type_dup); it compares unequal to old.
+  static datatype dup(const datatype& old);
+
   // Bytes of data in one element of this type (MPI_Type_size).
   std::size_t size() const noexcept;
   // Lower bound and extent (MPI_Type_get_extent), and the true ones (MPI_Type_get_true_extent).
@@ -126,12 +197,22 @@ class datatype {
   std::ptrdiff_t extent() const noexcept;
   std::ptrdiff_t true_lb() const noexcept;
   std::ptrdiff_t true_extent() const noexcept;
-  // The one basic type every element is made of.
+  // The one basic type every element is made of. For a mixed type (see is_mixed) this is
+  // basic_type::count_, which names no type. A type without basic elements (count 0, or
+  // only markers) takes the basic type of its old type, a struct the common basic type of
+  // its member types; std::byte when they disagree (such a type is not mixed).
   basic_type basic() const noexcept;
+  // Number of basic elements in one element (vector(3,2,5,int): 6). A value_index pair is
+  // one basic element.
+  std::size_t basic_count() const noexcept;
+  // True when the basic types inside are not all the same (a struct of int and double);
+  // such a type can be moved (put, get) but not accumulated (COM-12).
+  bool is_mixed() const noexcept;
   bool is_predefined() const noexcept;
-  // True when `count` elements occupy size()*count contiguous bytes.
+  // True when `count` elements occupy size()*count contiguous bytes starting at the
+  // buffer (a single data run at offset 0 and extent() == size()).
   bool is_contiguous() const noexcept;
-  // "double", "value_index<int>", …
+  // "double", "value_index<int>", "vector(3,2,5,int)", … (see above).
   std::string_view name() const noexcept;
 
   friend bool operator==(const datatype& a, const datatype& b) noexcept {

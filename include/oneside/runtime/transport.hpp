@@ -172,8 +172,11 @@ class segment : public detail::memory_handle<segment> {
 };
 
 // Local memory the runtime did not allocate, made reachable by peers (for as long as the
-// handle lives). On shm this is bookkeeping: peers use cross-memory attach and the owner's
-// agent. Move-only.
+// handle lives). On shm, the pages lying wholly inside the range are moved into shared memory
+// in place (ONESIDE_SHM_REMAP; anonymous private memory only), so peers reach them by
+// load/store (direct()/pin() on that part); the rest is reached with cross-memory attach and
+// the owner's agent. While the handle is made or destroyed, no thread may write to the range.
+// Move-only.
 class exposure : public detail::memory_handle<exposure> {
  public:
   using memory_handle::memory_handle;

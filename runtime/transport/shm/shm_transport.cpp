@@ -10,7 +10,10 @@
 #include <cstring>
 #include <ctime>
 #include <exception>
+#include <fcntl.h>
+#include <mutex>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -268,7 +271,10 @@ void shm::stop_agent() noexcept {
 
 void shm::release_all() noexcept {
   std::lock_guard lock(segments_mutex_);
-  for (auto& [id, obj] : segments_) obj.unlink();
+  for (auto& [id, e] : exposures_) {
+    if (e.remapped) restore_private_memory(e.pages_begin, e.pages_len);
+  }
+  for (auto& [id, seg] : segments_) seg.object.unlink();
   segments_.clear();
   exposures_.clear();
   for (int r = 0; r < size_; ++r) {
@@ -307,16 +313,166 @@ segment shm::allocate_segment(std::size_t bytes) {
   shm_object obj(shm_name(job_, segment_name(rank_, id)), rounded, shm_object::mode::create);
   if (size_ == 1) obj.unlink();  // nobody else will map it: leave nothing behind even on a crash
   void* base = obj.data();
-  segments_.emplace(id, std::move(obj));
+  const auto address = reinterpret_cast<std::uintptr_t>(base);
+  segments_.emplace(id, published_segment{std::move(obj), address, rounded});
   publish_table();
   return segment(this, base, bytes, id);
+}
+
+namespace {
+
+// True when every page of [begin, end) belongs to an anonymous private read-write mapping (the
+// heap, a stack, anonymous mmap): pages that can be moved into shared memory without changing
+// what the program sees. File mappings and shared mappings are left alone.
+bool anonymous_private(std::uintptr_t begin, std::uintptr_t end) {
+  std::FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return false;
+  std::uintptr_t covered = begin;
+  char line[512];
+  bool ok = true;
+  while (ok && covered < end && std::fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long lo = 0, hi = 0, offset = 0, inode = 0;
+    char perms[8] = {};
+    char dev[16] = {};
+    int path_at = 0;
+    if (std::sscanf(line, "%lx-%lx %7s %lx %15s %lu %n", &lo, &hi, perms, &offset, dev, &inode,
+                    &path_at) < 6) {
+      continue;
+    }
+    if (hi <= covered || lo >= end) continue;
+    if (lo > covered) ok = false;  // a hole
+    std::string_view path(line + path_at);
+    while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.remove_suffix(1);
+    const bool anonymous = inode == 0 && (path.empty() || path == "[heap]" || path == "[stack]");
+    ok = ok && anonymous && std::string_view(perms).substr(0, 4) == "rw-p";
+    covered = hi;
+  }
+  std::fclose(maps);
+  return ok && covered >= end;
+}
+
+}  // namespace
+
+namespace {
+
+// Gives [begin, begin + len) private anonymous pages with the same contents.
+void make_private(std::uintptr_t begin, std::size_t len) noexcept {
+  void* pages = reinterpret_cast<void*>(begin);
+  void* copy = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (copy == MAP_FAILED) return;  // keep the shared pages: still correct, just shared
+  std::memcpy(copy, pages, len);
+  if (::mmap(pages, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+      pages) {
+    std::memcpy(pages, copy, len);
+  }
+  ::munmap(copy, len);
+}
+
+// Every range of this process moved into shared memory, for fork(): the child gets private
+// copies at once, so what it writes stays in the child, as with the copy-on-write pages the
+// program had before (and the parent's later writes do not show in the child). A fixed table
+// of atomics, since the child may not take locks other threads held at the fork.
+struct remapped_range {
+  std::atomic<std::uintptr_t> begin{0};
+  std::atomic<std::size_t> len{0};
+};
+constexpr std::size_t max_remapped = 1024;
+remapped_range g_remapped[max_remapped];
+
+void privatize_in_child() noexcept {
+  for (remapped_range& r : g_remapped) {
+    const std::uintptr_t b = r.begin.load(std::memory_order_acquire);
+    if (b != 0) make_private(b, r.len.load(std::memory_order_relaxed));
+  }
+}
+
+bool remember_remapped(std::uintptr_t begin, std::size_t len) noexcept {
+  static std::once_flag registered;
+  std::call_once(registered, [] { ::pthread_atfork(nullptr, nullptr, &privatize_in_child); });
+  for (remapped_range& r : g_remapped) {
+    std::uintptr_t expected = 0;
+    if (r.begin.load(std::memory_order_relaxed) == 0) {
+      r.len.store(len, std::memory_order_relaxed);
+      if (r.begin.compare_exchange_strong(expected, begin, std::memory_order_release)) return true;
+    }
+  }
+  return false;
+}
+
+void forget_remapped(std::uintptr_t begin) noexcept {
+  for (remapped_range& r : g_remapped) {
+    std::uintptr_t expected = begin;
+    if (r.begin.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) return;
+  }
+}
+
+}  // namespace
+
+// Moves the pages [begin, begin + len) into a new shared-memory object, in place: their
+// contents are copied into the object, which is then mapped over them (MAP_FIXED), so every
+// pointer into them stays valid and node peers can map the object and load/store directly.
+// Caller holds segments_mutex_.
+bool shm::remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::size_t len) {
+  const std::string name = shm_name(job_, segment_name(rank_, id));
+  shm_object obj;
+  try {
+    obj = shm_object(name, len, shm_object::mode::create);
+  } catch (const error&) {
+    return false;
+  }
+  void* pages = reinterpret_cast<void*>(begin);
+  if (!remember_remapped(begin, len)) {
+    obj.unlink();
+    return false;
+  }
+  std::memcpy(obj.data(), pages, len);
+  const int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
+  void* at = fd >= 0 ? ::mmap(pages, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0)
+                     : MAP_FAILED;
+  if (fd >= 0) ::close(fd);
+  if (at != pages) {
+    forget_remapped(begin);
+    obj.unlink();
+    return false;  // the pages stay as they were (MAP_FIXED fails before replacing anything)
+  }
+  // The object keeps its own second mapping (address space only: the pages are the same).
+  segments_.emplace(id, published_segment{std::move(obj), begin, len});
+  return true;
+}
+
+void shm::restore_private_memory(std::uintptr_t begin, std::size_t len) noexcept {
+  forget_remapped(begin);
+  make_private(begin, len);
 }
 
 exposure shm::expose(void* base, std::size_t bytes) {
   check_open("expose");
   std::lock_guard lock(segments_mutex_);
   const std::uint64_t id = next_segment_id_++;
-  exposures_.emplace(id, std::make_pair(base, bytes));
+  const auto address = reinterpret_cast<std::uintptr_t>(base);
+  exposed_range e{address, bytes, false, 0, 0};
+  // In a job of several ranks, move anonymous private memory into shared memory so node peers
+  // reach it by load/store instead of cross-memory attach and the owner's agent. Only the pages
+  // that lie wholly inside the range: a page shared with other data (the heap block's
+  // neighbours) is never touched, so other threads writing there lose nothing. Pages already
+  // shared (a segment, or another exposure) are left as they are.
+  if (opts_.remap_user_memory && size_ > 1 && bytes > 0) {
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const std::uintptr_t begin = (address + page - 1) & ~(page - 1);
+    const std::uintptr_t end = (address + bytes) & ~(page - 1);
+    bool overlaps = false;
+    for (const auto& [sid, seg] : segments_) {
+      overlaps = overlaps || (begin < seg.base + seg.len && seg.base < end);
+    }
+    if (begin < end && !overlaps && segments_.size() < max_segments &&
+        anonymous_private(begin, end) && remap_into_shared_memory(id, begin, end - begin)) {
+      e.remapped = true;
+      e.pages_begin = begin;
+      e.pages_len = end - begin;
+      publish_table();
+    }
+  }
+  exposures_.emplace(id, e);
   return exposure(this, base, bytes, id);
 }
 
@@ -325,9 +481,9 @@ void shm::release(segment& s) noexcept {
   std::lock_guard lock(segments_mutex_);
   auto it = segments_.find(s.id());
   if (it == segments_.end()) return;
-  it->second.unlink();
+  it->second.object.unlink();
   // Withdraw before unmapping: peers see the new table version and drop their mapping.
-  shm_object obj = std::move(it->second);
+  shm_object obj = std::move(it->second.object);
   segments_.erase(it);
   publish_table();
 }
@@ -335,7 +491,19 @@ void shm::release(segment& s) noexcept {
 void shm::release(exposure& e) noexcept {
   if (closed_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(segments_mutex_);
-  exposures_.erase(e.id());
+  auto it = exposures_.find(e.id());
+  if (it == exposures_.end()) return;
+  if (it->second.remapped) {
+    // Withdraw the segment first (peers drop it), then give the program private pages back.
+    auto seg = segments_.find(e.id());
+    if (seg != segments_.end()) {
+      seg->second.object.unlink();
+      segments_.erase(seg);
+      publish_table();
+    }
+    restore_private_memory(it->second.pages_begin, it->second.pages_len);
+  }
+  exposures_.erase(it);
 }
 
 // Writes the segment table under its sequence lock. Caller holds segments_mutex_.
@@ -345,10 +513,10 @@ void shm::publish_table() {
   h.table_version.store(v + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   std::size_t i = 0;
-  for (const auto& [id, obj] : segments_) {
+  for (const auto& [id, seg] : segments_) {
     store_relaxed(h.table[i].id, id);
-    store_relaxed(h.table[i].base, reinterpret_cast<std::uintptr_t>(obj.data()));
-    store_relaxed(h.table[i].len, obj.size());
+    store_relaxed(h.table[i].base, seg.base);
+    store_relaxed(h.table[i].len, seg.len);
     ++i;
   }
   h.table_count.store(i, std::memory_order_relaxed);

@@ -32,6 +32,7 @@ class shm final : public backend {
     std::size_t am_slots = 256;
     std::size_t am_slot_bytes = 4096;
     bool agent_thread = true;            // false: messages run in progress() (ONESIDE_AGENT=poll)
+    bool remap_user_memory = true;       // expose() moves user pages into shared memory
     std::int64_t agent_spin_ns = 50000;  // polling after a message before the agent sleeps
   };
 
@@ -142,9 +143,27 @@ class shm final : public backend {
   shm_detail::ctl_view own_;
   std::unique_ptr<peer[]> peers_;
 
+  // A shared-memory object of this rank that peers may map: memory allocated by
+  // allocate_segment (base = the object's mapping) or user memory an exposure moved into
+  // shared memory in place (base = the user's pages).
+  struct published_segment {
+    oneside::detail::shm_object object;
+    std::uintptr_t base;
+    std::size_t len;
+  };
+  struct exposed_range {
+    std::uintptr_t base;
+    std::size_t len;
+    bool remapped;               // its pages were moved into shared memory (segment `id`)
+    std::uintptr_t pages_begin;  // the remapped pages, when remapped
+    std::size_t pages_len;
+  };
+  bool remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::size_t len);
+  void restore_private_memory(std::uintptr_t begin, std::size_t len) noexcept;
+
   std::mutex segments_mutex_;  // guards segments_, exposures_ and the published table
-  std::map<std::uint64_t, oneside::detail::shm_object> segments_;
-  std::map<std::uint64_t, std::pair<void*, std::size_t>> exposures_;
+  std::map<std::uint64_t, published_segment> segments_;
+  std::map<std::uint64_t, exposed_range> exposures_;
   std::uint64_t next_segment_id_ = 1;
 
   std::atomic_flag consumer_busy_ = ATOMIC_FLAG_INIT;  // one thread drains the queue at a time

@@ -1,0 +1,172 @@
+// Target resolution and its checks (see resolve.hpp).
+#include "ops/resolve.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include <oneside/runtime/transport.hpp>
+#include <oneside/runtime/wait.hpp>
+
+#include "datatype/layout.hpp"
+
+namespace oneside::rma::detail {
+namespace {
+
+// Reads the target's region table under its sequence lock and publishes a new snapshot.
+const region_snapshot* refresh_regions(target_view& tv) {
+  std::lock_guard lock(tv.regions_mutex);
+  ctl_block& c = *tv.ctl;
+  std::vector<region_entry> entries;
+  std::uint64_t version = 0;
+  for (;;) {
+    oneside::wait_until([&] {
+      version = c.regions_version.load(std::memory_order_acquire);
+      return (version & 1U) == 0;
+    });
+    const std::uint64_t n =
+        std::min<std::uint64_t>(c.region_count.load(std::memory_order_relaxed), max_regions);
+    entries.resize(n);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      entries[i].base =
+          std::atomic_ref<std::uint64_t>(c.regions[i].base).load(std::memory_order_relaxed);
+      entries[i].len =
+          std::atomic_ref<std::uint64_t>(c.regions[i].len).load(std::memory_order_relaxed);
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (c.regions_version.load(std::memory_order_relaxed) == version) break;
+  }
+  const region_snapshot* old = tv.regions.load(std::memory_order_relaxed);
+  if (old != nullptr && old->version == version) return old;
+  auto next = std::make_unique<region_snapshot>();
+  next->version = version;
+  transport::backend& tp = transport::current();
+  for (const region_entry& e : entries) {
+    region_view v{
+        static_cast<std::uintptr_t>(e.base), static_cast<std::size_t>(e.len), nullptr, {}};
+    // Memory in a segment (oneside's own allocations) is load/store reachable: pin it.
+    if (e.len > 0) {
+      v.pin = tp.pin(tv.world, v.base, v.len);
+      v.direct = static_cast<std::byte*>(v.pin.get());
+    }
+    next->regions.push_back(std::move(v));
+  }
+  std::sort(next->regions.begin(), next->regions.end(),
+            [](const region_view& a, const region_view& b) { return a.base < b.base; });
+  const region_snapshot* published = next.get();
+  tv.region_snapshots.push_back(std::move(next));
+  tv.regions.store(published, std::memory_order_release);
+  return published;
+}
+
+const region_view* find_region(const region_snapshot* s, std::uintptr_t lo, std::uintptr_t hi) {
+  if (s == nullptr) return nullptr;
+  auto it = std::upper_bound(s->regions.begin(), s->regions.end(), lo,
+                             [](std::uintptr_t a, const region_view& r) { return a < r.base; });
+  if (it == s->regions.begin()) return nullptr;
+  --it;
+  // The whole range must lie inside this one region (not across two adjacent ones).
+  if (lo >= it->base && hi <= it->base + it->len) return &*it;
+  return nullptr;
+}
+
+}  // namespace
+
+resolved resolve_target(window_impl& w, std::string_view call, rank_t target, disp_t disp,
+                        count_t target_count, const datatype& target_type) {
+  epoch_state& e = w.epoch;
+  if (!e.any()) [[unlikely]] {
+    w.fail(error_class::rma_sync, w.where(call, "SYN-1", target, disp),
+           "no access epoch is open on this window (fence, lock or lock_all first)");
+  }
+  if (target == proc_null) return resolved{};
+  if (target < 0 || target >= w.size) [[unlikely]] {
+    w.fail(error_class::rank, w.where(call, "COM-10", target, disp),
+           "rank " + std::to_string(target) + " is not in the window's group [0, " +
+               std::to_string(w.size) + ")");
+  }
+  if (!e.covers(target)) [[unlikely]] {
+    w.fail(error_class::rma_sync, w.where(call, "SYN-15", target, disp),
+           "the access epoch does not cover target " + std::to_string(target) +
+               " (it is not the locked rank)");
+  }
+  if (target_count < 0) [[unlikely]] {
+    w.fail(error_class::count, w.where(call, "COM-10", target, disp),
+           "the target count is negative");
+  }
+  if (e.fence_open && !e.fence_used.load(std::memory_order_relaxed)) {
+    e.fence_used.store(true, std::memory_order_relaxed);
+  }
+  target_view& tv = w.target(target);
+  resolved r;
+  r.is_null = false;
+  r.target = &tv;
+  const oneside::detail::footprint fp =
+      oneside::detail::memory_footprint(target_type, target_count);
+  const std::uint64_t span = static_cast<std::uint64_t>(fp.hi - fp.lo);
+
+  if (w.flavor == rma::flavor::dynamic) {
+    // Displacements are absolute addresses in the target (COM-5, WIN-13).
+    r.address = static_cast<std::uintptr_t>(disp);
+    if (target_count == 0 || span == 0) return r;
+    const std::uintptr_t lo = r.address + static_cast<std::uintptr_t>(fp.lo);
+    const std::uintptr_t hi = lo + span;
+    const region_snapshot* s = tv.regions.load(std::memory_order_acquire);
+    const bool stale =
+        s == nullptr || s->version != tv.ctl->regions_version.load(std::memory_order_acquire);
+    const region_view* reg = stale ? nullptr : find_region(s, lo, hi);
+    if (reg == nullptr) reg = find_region(refresh_regions(tv), lo, hi);  // the view may be stale
+    if (reg == nullptr) [[unlikely]] {
+      w.fail(error_class::rma_range, w.where(call, "WIN-15", target, disp, span),
+             "the target memory is not inside one region attached to the target's window");
+    }
+    if (reg->direct != nullptr) r.direct = reg->direct + (r.address - reg->base);
+    return r;
+  }
+
+  if (disp < 0) [[unlikely]] {
+    w.fail(error_class::disp, w.where(call, "ERR-7", target, disp), "the displacement is negative");
+  }
+  const auto udisp = static_cast<std::uint64_t>(disp);
+  const auto unit = static_cast<std::uint64_t>(tv.disp_unit);
+  if (udisp > std::numeric_limits<std::uint64_t>::max() / unit) [[unlikely]] {
+    w.fail(error_class::rma_range, w.where(call, "COM-8", target, disp),
+           "the displacement overflows");
+  }
+  const std::uint64_t offset = udisp * unit;
+  if (target_count > 0 && span > 0) {
+    // Every byte the target datatype touches lies in [0, size) of the target (COM-8).
+    const bool below = fp.lo < 0 && static_cast<std::uint64_t>(-fp.lo) > offset;
+    const std::uint64_t end = offset + static_cast<std::uint64_t>(fp.hi);
+    if (below || end > tv.size || end < offset) [[unlikely]] {
+      w.fail(error_class::rma_range, w.where(call, "COM-8", target, disp, span),
+             "the target range [" + std::to_string(static_cast<std::int64_t>(offset) + fp.lo) +
+                 ", " + std::to_string(end) + ") lies outside the target's window of " +
+                 std::to_string(tv.size) + " bytes");
+    }
+  }
+  r.address = tv.base + offset;
+  if (tv.direct_base != nullptr) {
+    // Reachable when every byte it touches is in the directly reachable part.
+    const std::int64_t lo = static_cast<std::int64_t>(offset) + fp.lo;
+    const std::int64_t hi = static_cast<std::int64_t>(offset) + fp.hi;
+    const bool inside = target_count == 0 || span == 0 ||
+                        (lo >= static_cast<std::int64_t>(tv.direct_lo) &&
+                         hi <= static_cast<std::int64_t>(tv.direct_hi));
+    if (inside) r.direct = tv.direct_base + offset;
+  }
+  return r;
+}
+
+void require_passive_epoch(window_impl& w, std::string_view call, rank_t target) {
+  const epoch_state& e = w.epoch;
+  const bool ok = e.lock_all || (target != proc_null && e.locked(target)) ||
+                  (target == proc_null && e.passive());
+  if (!ok) [[unlikely]] {
+    w.fail(error_class::rma_sync, w.where(call, "REQ-1", target),
+           "request-based operations need a passive-target epoch (lock or lock_all) covering "
+           "the target");
+  }
+}
+
+}  // namespace oneside::rma::detail

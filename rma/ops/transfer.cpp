@@ -1,0 +1,178 @@
+// put and get (COM-6 … COM-9) and their request forms (REQ-3, REQ-4). Contiguous data to a
+// load/store-reachable target is one memcpy; other layouts move as matched byte runs (memcpy
+// per run when reachable, iovecs through the transport otherwise: cross-memory attach on shm),
+// never element by element.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <oneside/rma/window.hpp>
+#include <oneside/runtime/transport.hpp>
+
+#include "datatype/layout.hpp"
+#include "ops/request_state.hpp"
+#include "ops/resolve.hpp"
+
+namespace oneside::rma {
+namespace {
+
+using detail::resolved;
+using detail::window_impl;
+
+struct run {
+  std::ptrdiff_t offset;
+  std::size_t length;
+};
+
+std::vector<run> runs_of(const datatype& type, count_t count) {
+  std::vector<run> out;
+  out.reserve(oneside::detail::byte_run_count(type, count));
+  oneside::detail::for_each_byte_run(type, count, [&](std::ptrdiff_t off, std::size_t len) {
+    out.push_back(run{off, len});
+  });
+  return out;
+}
+
+// Calls f(origin_offset, target_offset, length) for the matched pieces of the two layouts.
+template <class F>
+void match_runs(const std::vector<run>& a, const std::vector<run>& b, F&& f) {
+  std::size_t i = 0, j = 0, ai = 0, bj = 0;
+  while (i < a.size() && j < b.size()) {
+    const std::size_t n = std::min(a[i].length - ai, b[j].length - bj);
+    if (n > 0) {
+      f(a[i].offset + static_cast<std::ptrdiff_t>(ai),
+        b[j].offset + static_cast<std::ptrdiff_t>(bj), n);
+    }
+    ai += n;
+    bj += n;
+    if (ai == a[i].length) {
+      ++i;
+      ai = 0;
+    }
+    if (bj == b[j].length) {
+      ++j;
+      bj = 0;
+    }
+  }
+}
+
+void check_signature(window_impl& w, std::string_view call, count_t origin_count,
+                     const datatype& origin_type, rank_t target, disp_t disp, count_t target_count,
+                     const datatype& target_type) {
+  if (origin_count < 0 || target_count < 0) [[unlikely]] {
+    w.fail(error_class::count, w.where(call, "COM-10", target, disp),
+           origin_count < 0 ? "the origin count is negative" : "the target count is negative");
+  }
+  // The common case (one type, equal counts) needs no signature walk.
+  if (origin_type == target_type && origin_count == target_count) return;
+  if (!oneside::detail::signatures_match(origin_count, origin_type, target_count, target_type))
+      [[unlikely]] {
+    w.fail(error_class::type, w.where(call, "COM-6", target, disp),
+           "the origin (" + std::to_string(origin_count) + " x " + std::string(origin_type.name()) +
+               ") and target (" + std::to_string(target_count) + " x " +
+               std::string(target_type.name()) + ") type signatures differ");
+  }
+}
+
+// put (write) or get; the origin buffer is `origin`.
+void transfer(window_impl& w, std::string_view call, bool write, std::byte* origin,
+              count_t origin_count, const datatype& origin_type, rank_t target, disp_t disp,
+              count_t target_count, const datatype& target_type) {
+  check_signature(w, call, origin_count, origin_type, target, disp, target_count, target_type);
+  const resolved r = detail::resolve_target(w, call, target, disp, target_count, target_type);
+  if (r.is_null) return;
+  const std::size_t bytes = static_cast<std::size_t>(origin_count) * origin_type.size();
+  if (bytes == 0) return;
+  if (origin == nullptr) [[unlikely]] {
+    w.fail(error_class::arg, w.where(call, "COM-10", target, disp, bytes),
+           "the origin buffer is null");
+  }
+  const bool contiguous = origin_type.is_contiguous() && target_type.is_contiguous();
+  if (r.direct != nullptr && contiguous) {
+    if (write) {
+      std::memcpy(r.direct, origin, bytes);
+    } else {
+      std::memcpy(origin, r.direct, bytes);
+    }
+    return;
+  }
+  transport::backend& tp = transport::current();
+  if (contiguous) {
+    if (write) {
+      tp.put(r.target->world, r.address, std::span<const std::byte>(origin, bytes));
+    } else {
+      tp.get(r.target->world, r.address, std::span<std::byte>(origin, bytes));
+    }
+    return;
+  }
+  const std::vector<run> o = runs_of(origin_type, origin_count);
+  const std::vector<run> t = runs_of(target_type, target_count);
+  if (r.direct != nullptr) {
+    match_runs(o, t, [&](std::ptrdiff_t oo, std::ptrdiff_t to, std::size_t n) {
+      if (write) {
+        std::memcpy(r.direct + to, origin + oo, n);
+      } else {
+        std::memcpy(origin + oo, r.direct + to, n);
+      }
+    });
+    return;
+  }
+  std::vector<transport::remote_iov> remote;
+  remote.reserve(t.size());
+  for (const run& x : t)
+    remote.push_back({r.address + static_cast<std::uintptr_t>(x.offset), x.length});
+  if (write) {
+    std::vector<transport::const_iov> local;
+    local.reserve(o.size());
+    for (const run& x : o) local.push_back({origin + x.offset, x.length});
+    tp.putv(r.target->world, local, remote);
+  } else {
+    std::vector<transport::mutable_iov> local;
+    local.reserve(o.size());
+    for (const run& x : o) local.push_back({origin + x.offset, x.length});
+    tp.getv(r.target->world, local, remote);
+  }
+}
+
+std::byte* as_bytes(const void* p) {
+  return static_cast<std::byte*>(const_cast<void*>(p));
+}
+
+}  // namespace
+
+void window::put(const void* origin, count_t origin_count, const datatype& origin_type,
+                 rank_t target, disp_t target_disp, count_t target_count,
+                 const datatype& target_type) const {
+  transfer(checked("window::put"), "window::put", true, as_bytes(origin), origin_count, origin_type,
+           target, target_disp, target_count, target_type);
+}
+
+void window::get(void* origin, count_t origin_count, const datatype& origin_type, rank_t target,
+                 disp_t target_disp, count_t target_count, const datatype& target_type) const {
+  transfer(checked("window::get"), "window::get", false, static_cast<std::byte*>(origin),
+           origin_count, origin_type, target, target_disp, target_count, target_type);
+}
+
+// On shm every transfer is complete when the call returns, so the requests are born complete
+// (their wait returns at once); a transport with deferred completion will hand back pending
+// ones.
+request window::rput(const void* origin, count_t origin_count, const datatype& origin_type,
+                     rank_t target, disp_t target_disp, count_t target_count,
+                     const datatype& target_type) const {
+  detail::window_impl& w = checked("window::rput");
+  detail::require_passive_epoch(w, "window::rput", target);
+  transfer(w, "window::rput", true, as_bytes(origin), origin_count, origin_type, target,
+           target_disp, target_count, target_type);
+  return request(nullptr);
+}
+
+request window::rget(void* origin, count_t origin_count, const datatype& origin_type, rank_t target,
+                     disp_t target_disp, count_t target_count, const datatype& target_type) const {
+  detail::window_impl& w = checked("window::rget");
+  detail::require_passive_epoch(w, "window::rget", target);
+  transfer(w, "window::rget", false, static_cast<std::byte*>(origin), origin_count, origin_type,
+           target, target_disp, target_count, target_type);
+  return request(nullptr);
+}
+
+}  // namespace oneside::rma

@@ -1,0 +1,79 @@
+// What the rma layer keeps per process: the striped accumulate lock table and the id of the
+// active-message handler that applies accumulates at their target.
+//
+// Every accumulate-family operation on a location (accumulate, get_accumulate, fetch_and_op,
+// compare_and_swap and their request forms; on every path: a direct store from a node peer,
+// the owner's agent applying a message, the owner itself) holds the stripe lock covering that
+// location while it reads and writes it. So all paths are atomic with each other per element
+// (SEM-3, SEM-5) whatever the type, multi-element updates run as plain vectorized loops, and
+// a single-element update costs about what a CPU atomic does (measured: lock + add + unlock
+// 2.3 ns, a locked xadd 2.6 ns; 1024 doubles: 0.28 us locked vs 3.1 us as CAS loops). Stripes
+// are 1 KiB of the owner's address space (hashed into 1024 cache-line-sized locks), so
+// updates of disjoint blocks by different origins proceed in parallel. The table lives in
+// exposed memory so node peers lock it directly; keys are addresses in the owner's space, so
+// two windows over the same memory share locks.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <oneside/runtime/transport.hpp>
+
+namespace oneside::rma::detail {
+
+inline constexpr unsigned stripe_shift = 10;  // 1 KiB stripes
+inline constexpr std::size_t stripe_count = 1024;
+
+struct alignas(64) stripe {
+  std::atomic<std::uint32_t> word{0};
+};
+struct stripe_table {
+  stripe stripes[stripe_count];
+};
+
+constexpr std::size_t stripe_of(std::uintptr_t owner_address) noexcept {
+  return (owner_address >> stripe_shift) & (stripe_count - 1);
+}
+
+// The stripes one operation needs, locked in ascending order (so two operations never wait
+// for each other in a cycle) and released at scope end.
+class stripe_guard {
+ public:
+  explicit stripe_guard(stripe_table& table) noexcept : table_(&table) {}
+  stripe_guard(const stripe_guard&) = delete;
+  stripe_guard& operator=(const stripe_guard&) = delete;
+  ~stripe_guard() { release(); }
+
+  // Adds the stripes of [owner_address, owner_address + bytes).
+  void cover(std::uintptr_t owner_address, std::size_t bytes) noexcept;
+  void acquire() noexcept;
+  void release() noexcept;
+
+ private:
+  void want(std::size_t i) noexcept { wanted_[i / 64] |= std::uint64_t{1} << (i % 64); }
+  stripe_table* table_;
+  std::array<std::uint64_t, stripe_count / 64> wanted_{};  // a bit per stripe
+  bool held_ = false;
+};
+
+class rma_state {
+ public:
+  rma_state();
+  // This process's state; created by the first window. error(not_open) without a runtime.
+  static rma_state& get(std::string_view call);
+
+  stripe_table& stripes() noexcept { return *static_cast<stripe_table*>(stripes_.base()); }
+  std::uintptr_t stripes_address() const noexcept { return stripes_.address(); }
+  transport::am_handler_id accumulate_handler() const noexcept { return accumulate_handler_; }
+  std::uint64_t next_window_serial() noexcept { return ++window_serial_; }
+
+ private:
+  transport::segment stripes_;
+  transport::am_handler_id accumulate_handler_;
+  std::uint64_t window_serial_ = 0;
+};
+
+}  // namespace oneside::rma::detail

@@ -1,0 +1,257 @@
+// fence, lock/unlock, lock_all/unlock_all, flush*, sync (SYN-5 … SYN-7, SYN-15 … SYN-28,
+// SYN-32, SYN-33) with the epoch checks the spec asks for. Passive-target locks are a word in
+// each member's control block, changed with atomics by the origins alone (the target is never
+// involved: SYN-4); waiters that go to sleep are counted there so the releaser can wake them.
+// Every call here is a full memory and compiler barrier (SEM-13), even when the transport
+// completes operations at once.
+#include <algorithm>
+#include <atomic>
+#include <string>
+
+#include <oneside/rma/window.hpp>
+#include <oneside/runtime/collectives.hpp>
+#include <oneside/runtime/transport.hpp>
+#include <oneside/runtime/wait.hpp>
+
+#include "window/window_impl.hpp"
+
+namespace oneside::rma {
+namespace {
+
+using detail::ctl_block;
+using detail::lock_exclusive;
+using detail::target_view;
+using detail::window_impl;
+
+constexpr unsigned all_modes = 0x1FU;
+
+void check_assert(window_impl& w, std::string_view call, mode assert) {
+  if ((static_cast<unsigned>(assert) & ~all_modes) != 0) [[unlikely]] {
+    w.fail(error_class::assert_, w.where(call, "SYN-29"),
+           "assertion " + std::to_string(static_cast<unsigned>(assert)) +
+               " has bits that name no mode");
+  }
+}
+
+void check_target(window_impl& w, std::string_view call, rank_t target) {
+  if (target < 0 || target >= w.size) [[unlikely]] {
+    w.fail(error_class::rank, w.where(call, "COM-10", target),
+           "rank " + std::to_string(target) + " is not in the window's group");
+  }
+}
+
+// Waits (through the waiting primitive) until `acquired()` holds, counted as a lock waiter.
+template <class Acquire>
+void wait_for_lock(window_impl& w, target_view& tv, Acquire&& acquired) {
+  if (acquired()) return;
+  tv.ctl->lock_waiters.fetch_add(1, std::memory_order_seq_cst);
+  oneside::wait_until(acquired);
+  tv.ctl->lock_waiters.fetch_sub(1, std::memory_order_relaxed);
+  (void)w;
+}
+
+void acquire(window_impl& w, target_view& tv, lock_type type) {
+  std::atomic<std::uint64_t>& word = tv.ctl->lock;
+  if (type == lock_type::exclusive) {
+    wait_for_lock(w, tv, [&] {
+      std::uint64_t expected = 0;
+      return word.load(std::memory_order_relaxed) == 0 &&
+             word.compare_exchange_strong(expected, lock_exclusive, std::memory_order_acquire);
+    });
+    return;
+  }
+  // Shared: register, and back off while an exclusive holder is there.
+  wait_for_lock(w, tv, [&] {
+    if ((word.fetch_add(1, std::memory_order_acquire) & lock_exclusive) == 0) return true;
+    word.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  });
+}
+
+void release(window_impl& w, target_view& tv, lock_type type) {
+  std::atomic<std::uint64_t>& word = tv.ctl->lock;
+  word.fetch_sub(type == lock_type::exclusive ? lock_exclusive : 1, std::memory_order_release);
+  if (tv.ctl->lock_waiters.load(std::memory_order_seq_cst) != 0) {
+    transport::current().wake(std::span<const rank_t>(w.member_worlds));
+  }
+}
+
+void complete_all(window_impl& w) {
+  transport::current().flush_all();
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  (void)w;
+}
+
+}  // namespace
+
+void window::fence(mode assert) {
+  window_impl& w = checked("window::fence");
+  check_assert(w, "window::fence", assert);
+  detail::epoch_state& e = w.epoch;
+  if (e.passive()) {
+    w.fail(error_class::rma_sync, w.where("window::fence", "SYN-34"),
+           "fence inside a passive-target epoch (unlock or unlock_all first)");
+  }
+  if (any(assert& mode::noprecede) && e.fence_open &&
+      e.fence_used.load(std::memory_order_relaxed)) {
+    w.fail(error_class::rma_sync, w.where("window::fence", "SYN-32"),
+           "fence(noprecede) with RMA operations issued since the previous fence");
+  }
+  // Operations complete at their targets before anyone leaves the fence (MEM-8); the barrier
+  // also orders the members' memory (SYN-5, SYN-6).
+  complete_all(w);
+  barrier(w.team);
+  e.fence_open = !any(assert& mode::nosucceed);
+  e.fence_used.store(false, std::memory_order_relaxed);
+}
+
+void window::lock(lock_type type, rank_t target, mode assert) {
+  window_impl& w = checked("window::lock");
+  if (type != lock_type::shared && type != lock_type::exclusive) {
+    w.fail(error_class::locktype, w.where("window::lock", "SYN-15", target),
+           "lock type " + std::to_string(static_cast<unsigned>(type)) +
+               " is neither shared nor exclusive");
+  }
+  check_assert(w, "window::lock", assert);
+  if (target == proc_null) return;  // SYN-35: accepted as a no-op
+  check_target(w, "window::lock", target);
+  detail::epoch_state& e = w.epoch;
+  if (w.no_locks) {
+    w.fail(error_class::rma_sync, w.where("window::lock", "WIN-24", target),
+           "the window was made with no_locks=true");
+  }
+  if (e.lock_all) {
+    w.fail(error_class::rma_sync, w.where("window::lock", "SYN-2", target),
+           "lock inside a lock_all epoch");
+  }
+  if (e.locked(target)) {
+    w.fail(error_class::rma_sync, w.where("window::lock", "SYN-2", target),
+           "target " + std::to_string(target) + " is locked already by this process");
+  }
+  if (e.fence_open && e.fence_used.load(std::memory_order_relaxed)) {
+    w.fail(error_class::rma_sync, w.where("window::lock", "SYN-34", target),
+           "lock while a fence epoch has RMA operations pending (fence first)");
+  }
+  // Remote locks may be taken lazily by the spec; oneside takes them now, which also makes a
+  // lock on one's own window block until held (SYN-19).
+  if (!any(assert& mode::nocheck)) acquire(w, w.target(target), type);
+  e.locks.emplace_back(target, type);
+  e.lock_asserts.push_back(assert);
+  e.fence_open = false;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void window::unlock(rank_t target) {
+  window_impl& w = checked("window::unlock");
+  if (target == proc_null) return;
+  check_target(w, "window::unlock", target);
+  detail::epoch_state& e = w.epoch;
+  auto it = std::find_if(e.locks.begin(), e.locks.end(),
+                         [&](const auto& l) { return l.first == target; });
+  if (it == e.locks.end()) {
+    w.fail(error_class::rma_sync, w.where("window::unlock", "SYN-16", target),
+           e.lock_all ? "unlock of one target inside a lock_all epoch (use unlock_all)"
+                      : "unlock without a matching lock");
+  }
+  const auto index = static_cast<std::size_t>(it - e.locks.begin());
+  // Everything of the epoch is complete at the target when unlock returns (SYN-16, MEM-10).
+  target_view& tv = w.target(target);
+  transport::current().flush(tv.world);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!any(e.lock_asserts[index] & mode::nocheck)) release(w, tv, it->second);
+  e.locks.erase(it);
+  e.lock_asserts.erase(e.lock_asserts.begin() + static_cast<std::ptrdiff_t>(index));
+}
+
+void window::lock_all(mode assert) {
+  window_impl& w = checked("window::lock_all");
+  check_assert(w, "window::lock_all", assert);
+  detail::epoch_state& e = w.epoch;
+  if (w.no_locks) {
+    w.fail(error_class::rma_sync, w.where("window::lock_all", "WIN-24"),
+           "the window was made with no_locks=true");
+  }
+  if (e.lock_all || !e.locks.empty()) {
+    w.fail(error_class::rma_sync, w.where("window::lock_all", "SYN-2"),
+           e.lock_all ? "lock_all inside a lock_all epoch" : "lock_all inside a lock epoch");
+  }
+  if (e.fence_open && e.fence_used.load(std::memory_order_relaxed)) {
+    w.fail(error_class::rma_sync, w.where("window::lock_all", "SYN-34"),
+           "lock_all while a fence epoch has RMA operations pending (fence first)");
+  }
+  if (!any(assert& mode::nocheck)) {
+    for (rank_t r = 0; r < w.size; ++r) acquire(w, w.target(r), lock_type::shared);
+  }
+  e.lock_all = true;
+  e.lock_all_assert = assert;
+  e.fence_open = false;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void window::unlock_all() {
+  window_impl& w = checked("window::unlock_all");
+  detail::epoch_state& e = w.epoch;
+  if (!e.lock_all) {
+    w.fail(error_class::rma_sync, w.where("window::unlock_all", "SYN-17"),
+           "unlock_all without lock_all");
+  }
+  complete_all(w);  // complete at every target (SYN-17)
+  if (!any(e.lock_all_assert & mode::nocheck)) {
+    for (rank_t r = 0; r < w.size; ++r) release(w, w.target(r), lock_type::shared);
+  }
+  e.lock_all = false;
+  e.lock_all_assert = mode::none;
+}
+
+namespace {
+
+void check_flush(window_impl& w, std::string_view call, rank_t target) {
+  const detail::epoch_state& e = w.epoch;
+  if (!e.passive()) {
+    w.fail(error_class::rma_sync, w.where(call, "SYN-23", target),
+           "flush and sync need a passive-target epoch (lock or lock_all)");
+  }
+  if (target == proc_null) return;
+  check_target(w, call, target);
+  if (!e.lock_all && !e.locked(target)) {
+    w.fail(error_class::rma_sync, w.where(call, "SYN-23", target),
+           "target " + std::to_string(target) + " is not locked by this process");
+  }
+}
+
+}  // namespace
+
+void window::flush(rank_t target) {
+  window_impl& w = checked("window::flush");
+  check_flush(w, "window::flush", target);
+  if (target != proc_null) transport::current().flush(w.target(target).world);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void window::flush_all() {
+  window_impl& w = checked("window::flush_all");
+  check_flush(w, "window::flush_all", proc_null);
+  complete_all(w);
+}
+
+void window::flush_local(rank_t target) {
+  window_impl& w = checked("window::flush_local");
+  check_flush(w, "window::flush_local", target);
+  if (target != proc_null) transport::current().flush_local(w.target(target).world);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void window::flush_local_all() {
+  window_impl& w = checked("window::flush_local_all");
+  check_flush(w, "window::flush_local_all", proc_null);
+  transport::current().flush_local_all();
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void window::sync() {
+  window_impl& w = checked("window::sync");
+  check_flush(w, "window::sync", proc_null);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // private and public copies agree (SYN-28)
+}
+
+}  // namespace oneside::rma

@@ -1,0 +1,263 @@
+// Helpers of the rma conformance tests: an error expectation (class and the call named in the
+// message), windows of every flavour behind one interface (user memory, attached regions and
+// their addresses handled here), access epochs of each synchronization mode, the phase
+// boundary that makes remote updates and local stores visible, and a compute loop that makes
+// no oneside call (for progress tests).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <source_location>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <oneside/oneside.hpp>
+
+namespace oneside::test {
+
+namespace rma = oneside::rma;
+using rma::disp_t;
+
+// ---- errors -------------------------------------------------------------------------------
+
+// True when `message` contains `call` as a whole identifier ("window::put (" names "put",
+// "window::rput" does not).
+inline bool names_call(std::string_view message, std::string_view call) {
+  const auto ident = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  };
+  for (std::size_t at = message.find(call); at != std::string_view::npos;
+       at = message.find(call, at + 1)) {
+    const bool left_ok = at == 0 || !ident(message[at - 1]);
+    const std::size_t end = at + call.size();
+    const bool right_ok = end >= message.size() || !ident(message[end]);
+    if (left_ok && right_ok) return true;
+  }
+  return false;
+}
+
+// Runs f, which must throw oneside::error of class `ec` whose message names `call` (R5: errors
+// name the call). Reports at the caller's line. Returns true when the class matched.
+template <class F>
+bool expect_error(error_class ec, std::string_view call, F&& f,
+                  const std::source_location& loc = std::source_location::current()) {
+  try {
+    std::forward<F>(f)();
+  } catch (const oneside::error& e) {
+    bool ok = true;
+    if (e.error_class() != ec) {
+      ADD_FAILURE_AT(loc.file_name(), static_cast<int>(loc.line()))
+          << call << ": expected error class " << error_class_name(ec) << ", got "
+          << error_class_name(e.error_class()) << ": " << e.what();
+      ok = false;
+    }
+    if (!names_call(e.what(), call)) {
+      ADD_FAILURE_AT(loc.file_name(), static_cast<int>(loc.line()))
+          << "the message of the " << error_class_name(ec) << " error does not name the call '"
+          << call << "': " << e.what();
+    }
+    return ok;
+  } catch (const std::exception& e) {
+    ADD_FAILURE_AT(loc.file_name(), static_cast<int>(loc.line()))
+        << call << ": expected oneside::error(" << error_class_name(ec)
+        << "), got another exception: " << e.what();
+    return false;
+  }
+  ADD_FAILURE_AT(loc.file_name(), static_cast<int>(loc.line()))
+      << call << ": expected oneside::error(" << error_class_name(ec) << "), nothing was raised";
+  return false;
+}
+
+// Runs f, which must not throw; reports at the caller's line.
+template <class F>
+bool expect_ok(std::string_view what, F&& f,
+               const std::source_location& loc = std::source_location::current()) {
+  try {
+    std::forward<F>(f)();
+    return true;
+  } catch (const std::exception& e) {
+    ADD_FAILURE_AT(loc.file_name(), static_cast<int>(loc.line()))
+        << what << ": unexpected exception: " << e.what();
+    return false;
+  }
+}
+
+// ---- flavours and windows -----------------------------------------------------------------
+
+inline constexpr rma::flavor all_flavors[] = {rma::flavor::create, rma::flavor::allocate,
+                                              rma::flavor::allocate_shared, rma::flavor::dynamic};
+
+inline std::string flavor_name(rma::flavor f) {
+  switch (f) {
+    case rma::flavor::create:
+      return "create";
+    case rma::flavor::allocate:
+      return "allocate";
+    case rma::flavor::allocate_shared:
+      return "shared";
+    case rma::flavor::dynamic:
+      return "dynamic";
+  }
+  return "unknown";
+}
+
+// A window of any flavour with `bytes` of memory per member, addressed in units of `unit`
+// bytes whatever the flavour: create exposes a std::vector (plus `guard` bytes after the
+// window that no RMA may touch), dynamic attaches one region of a std::vector (the guard bytes
+// stay unattached) and exchanges its address. disp(target, k) is the target_disp of unit k at
+// `target`; local() is this member's memory. (Collective over `t`, like window creation.)
+class test_window {
+ public:
+  test_window(rma::flavor f, const team& t, std::size_t bytes_, std::ptrdiff_t unit_,
+              const info& hints = {}, std::size_t guard_ = 0)
+      : kind(f),
+        unit(unit_),
+        bytes(bytes_),
+        guard(guard_),
+        memory(f == rma::flavor::create || f == rma::flavor::dynamic ? bytes_ + guard_ : 0),
+        win(make(f, t, hints)) {
+    if (f == rma::flavor::dynamic) {
+      std::uint64_t mine = 0;
+      if (bytes > 0) {
+        win.attach(memory.data(), bytes);
+        mine = reinterpret_cast<std::uintptr_t>(memory.data());
+      }
+      addresses = allgather(t, mine);
+    }
+  }
+
+  std::byte* local() {
+    if (kind == rma::flavor::create || kind == rma::flavor::dynamic) return memory.data();
+    return static_cast<std::byte*>(win.base());
+  }
+  template <class T>
+  T* local_as() {
+    return reinterpret_cast<T*>(local());
+  }
+  disp_t disp(rank_t target, disp_t k) const {
+    if (kind != rma::flavor::dynamic) return k;
+    return static_cast<disp_t>(addresses[static_cast<std::size_t>(target)]) + k * unit;
+  }
+
+  rma::flavor kind;
+  std::ptrdiff_t unit;
+  std::size_t bytes;
+  std::size_t guard;
+  std::vector<std::byte> memory;         // create, dynamic: bytes + guard, zeroed
+  std::vector<std::uint64_t> addresses;  // dynamic: each member's region
+  rma::window win;                       // last: freed before the memory goes
+
+ private:
+  rma::window make(rma::flavor f, const team& t, const info& hints) {
+    switch (f) {
+      case rma::flavor::create:
+        return rma::window::create(t, memory.data(), bytes, unit, hints);
+      case rma::flavor::allocate:
+        return rma::window::allocate(t, bytes, unit, hints);
+      case rma::flavor::allocate_shared:
+        return rma::window::allocate_shared(t, bytes, unit, hints);
+      case rma::flavor::dynamic:
+        break;
+    }
+    return rma::window::create_dynamic(t, hints);
+  }
+};
+
+inline test_window make_window(rma::flavor f, const team& t, std::size_t bytes, std::ptrdiff_t unit,
+                               const info& hints = {}, std::size_t guard = 0) {
+  return test_window(f, t, bytes, unit, hints, guard);
+}
+
+// ---- epochs --------------------------------------------------------------------------------
+
+// The synchronization modes this issue exercises operations under.
+enum class sync_mode { fence, lock, lock_all };
+
+inline std::string sync_name(sync_mode s) {
+  switch (s) {
+    case sync_mode::fence:
+      return "fence";
+    case sync_mode::lock:
+      return "lock";
+    case sync_mode::lock_all:
+      return "lockall";
+  }
+  return "unknown";
+}
+
+// A phase boundary, collective over the window's members, called when every member has closed
+// its access epochs: afterwards every update made by RMA is visible to its owner's loads and
+// every store made before it is visible to RMA (the owner's fence publishes both ways in the
+// unified model: MEM-8, MEM-11, MEM-12).
+inline void settle(rma::window& w) {
+  barrier(w.team());
+  w.fence(rma::mode::noprecede | rma::mode::nosucceed);
+  barrier(w.team());
+}
+
+// Runs body(target) for every target in `targets` inside an access epoch of mode `s`:
+//   fence:    fence(); body for every target; fence()            (collective)
+//   lock:     for each target: lock(type, target); body; unlock(target)
+//   lock_all: lock_all(); body for every target; flush_all(); unlock_all()
+// Every operation is complete at origin and target when it returns.
+template <class F>
+void in_epoch(rma::window& w, sync_mode s, std::span<const rank_t> targets, F&& body,
+              rma::lock_type type = rma::lock_type::shared) {
+  switch (s) {
+    case sync_mode::fence:
+      w.fence();
+      for (rank_t t : targets) body(t);
+      w.fence();
+      break;
+    case sync_mode::lock:
+      for (rank_t t : targets) {
+        w.lock(type, t);
+        body(t);
+        w.unlock(t);
+      }
+      break;
+    case sync_mode::lock_all:
+      w.lock_all();
+      for (rank_t t : targets) body(t);
+      w.flush_all();
+      w.unlock_all();
+      break;
+  }
+}
+
+inline std::vector<rank_t> all_ranks(const team& t) {
+  std::vector<rank_t> v(static_cast<std::size_t>(t.size()));
+  for (rank_t r = 0; r < t.size(); ++r) v[static_cast<std::size_t>(r)] = r;
+  return v;
+}
+
+// ---- time ----------------------------------------------------------------------------------
+
+// steady_clock is CLOCK_MONOTONIC: one clock for every process of the node, so time points
+// can be compared across ranks.
+inline std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Computes for `d` without calling oneside (the caller's rank makes no progress call).
+// Returns a value that depends on the work so it cannot be optimised away.
+inline double compute_without_runtime(std::chrono::nanoseconds d) {
+  const auto end = std::chrono::steady_clock::now() + d;
+  double x = 1.0;
+  while (std::chrono::steady_clock::now() < end) {
+    for (int i = 0; i < 2000; ++i) x = x * 0.999999 + 1e-6;
+  }
+  return x;
+}
+
+}  // namespace oneside::test

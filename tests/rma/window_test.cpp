@@ -1,0 +1,955 @@
+// Windows (WIN-1 … WIN-27): the four flavours over the world and over sub-teams, per-member
+// differences in memory, size (0 included) and disp_unit, attributes, hints, the contiguous and
+// non-contiguous layouts of allocate_shared with shared_query, dynamic attach/detach, free, and
+// every error a window call can raise (each one leaving the window or job usable).
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <oneside/oneside.hpp>
+
+#include "rank_test.hpp"
+#include "rma_test_util.hpp"
+
+namespace oneside::test {
+namespace {
+
+using rma::flavor;
+using rma::mode;
+
+class Window : public RankTest {};
+
+// Halves of the world (one team when the job has one rank).
+team halves() {
+  const int lower = (world().size() + 1) / 2;
+  return world().split(world().rank() < lower ? 0 : 1, world().rank());
+}
+
+TEST_F(Window, SubTeamWindowsReachOnlyTheirMembers) {
+  covers("WIN-1", "WIN-20", "SYN-7");
+  const team sub = halves();
+  constexpr std::size_t slots = 8;
+  for (flavor f : all_flavors) {
+    SCOPED_TRACE(flavor_name(f));
+    test_window tw = make_window(f, sub, slots * sizeof(int), sizeof(int));
+    int* mine = tw.local_as<int>();
+    std::fill(mine, mine + slots, -1);
+    EXPECT_EQ(compare(tw.win.group(), sub.group()), group_relation::identical);
+    EXPECT_EQ(tw.win.group().size(), sub.size());
+    {
+      oneside::group g = tw.win.group();  // a copy: dropping it leaves the window's group
+      g = oneside::group();
+      EXPECT_EQ(compare(tw.win.group(), sub.group()), group_relation::identical);
+    }
+    settle(tw.win);
+    const int value = world().rank() + 100;
+    tw.win.fence();
+    for (rank_t t = 0; t < sub.size(); ++t) {
+      tw.win.put(&value, 1, datatype::of<int>(), t, tw.disp(t, sub.rank()), 1, datatype::of<int>());
+    }
+    // A member of the other half is not a rank of this window.
+    expect_error(error_class::rank, "put", [&] {
+      tw.win.put(&value, 1, datatype::of<int>(), sub.size(), 0, 1, datatype::of<int>());
+    });
+    tw.win.fence();
+    settle(tw.win);
+    for (std::size_t j = 0; j < slots; ++j) {
+      const int want = j < static_cast<std::size_t>(sub.size())
+                           ? sub.to_world(static_cast<rank_t>(j)) + 100
+                           : -1;
+      EXPECT_EQ(mine[j], want) << "slot " << j;
+    }
+  }
+}
+
+// Rank r exposes r * 4 ints of memory the user owns (rank 0 exposes nothing); every origin o
+// puts o + 100 into element o of every target large enough. The owner reads its own memory.
+void check_user_memory(int* base, std::size_t count) {
+  for (std::size_t e = 0; e < count; ++e) base[e] = -1;
+  rma::window w =
+      rma::window::create(world(), count > 0 ? base : nullptr, count * sizeof(int), sizeof(int));
+  EXPECT_EQ(w.size(), count * sizeof(int));
+  if (count > 0) {
+    EXPECT_EQ(w.base(), static_cast<void*>(base));
+  }
+  settle(w);
+  w.fence();
+  const int value = world().rank() + 100;
+  for (rank_t t = 0; t < world().size(); ++t) {
+    if (world().rank() < t * 4)
+      w.put(&value, 1, datatype::of<int>(), t, world().rank(), 1, datatype::of<int>());
+  }
+  w.fence();
+  settle(w);
+  w.free();
+  EXPECT_FALSE(w.is_valid());
+  // The memory stays the user's with the last values written (WIN-17).
+  for (std::size_t e = 0; e < count; ++e) {
+    const int want = static_cast<int>(e) < world().size() ? static_cast<int>(e) + 100 : -1;
+    EXPECT_EQ(base[e], want) << "element " << e;
+  }
+}
+
+TEST_F(Window, CreateExposesVectorMemoryInPlace) {
+  covers("WIN-2", "WIN-17", "SYN-7");
+  const auto count = static_cast<std::size_t>(rank()) * 4;
+  std::vector<int> v(count + 1);  // never empty, so data() is a real address
+  check_user_memory(v.data(), count);
+}
+
+TEST_F(Window, CreateExposesMallocMemoryInPlace) {
+  covers("WIN-2", "WIN-17");
+  const auto count = static_cast<std::size_t>(rank()) * 4;
+  void* p = count > 0 ? std::malloc(count * sizeof(int)) : nullptr;
+  check_user_memory(static_cast<int*>(p), count);
+  std::free(p);
+}
+
+// Exposing user memory must leave the user's other memory alone, and the exposed memory's own
+// contents too: a thread of this process keeps incrementing a counter that shares a heap block
+// (and page) with the exposed array (`beside`), or one inside the array that no RMA targets
+// (`inside`), while windows are created over the array and freed; no increment may be lost.
+// With a small array (inside one page) and a large one (whole pages inside it).
+enum class counter_at { beside, inside };
+
+template <std::size_t N>
+void check_concurrent_stores_survive(counter_at where) {
+  struct block {
+    std::int64_t beside;
+    std::int64_t exposed[N];
+  };
+  auto b = std::make_unique<block>();
+  b->beside = 0;
+  std::fill_n(b->exposed, N, std::int64_t{-1});
+  std::int64_t& counter = where == counter_at::beside ? b->beside : b->exposed[N / 2];
+  counter = 0;
+  std::atomic<bool> stop{false};
+  std::int64_t done_by_writer = 0;
+  std::thread writer([&] {
+    std::int64_t n = 0;
+    std::atomic_ref<std::int64_t> c(counter);
+    while (!stop.load(std::memory_order_relaxed)) {
+      c.fetch_add(1, std::memory_order_relaxed);
+      ++n;
+    }
+    done_by_writer = n;
+  });
+  const rank_t me = world().rank(), p = world().size();
+  const rank_t target = (me + 1) % p;
+  for (int round = 0; round < 5; ++round) {
+    rma::window w = rma::window::create(world(), b->exposed, sizeof b->exposed, 8);
+    w.fence();
+    w.put(std::int64_t{round * 100 + me}, target, round);
+    w.fence();
+    w.free();
+  }
+  stop.store(true);
+  writer.join();
+  EXPECT_EQ(std::atomic_ref<std::int64_t>(counter).load(), done_by_writer)
+      << "increments of another thread were lost";
+  for (int round = 0; round < 5; ++round) {
+    EXPECT_EQ(b->exposed[round], round * 100 + (me + p - 1) % p);
+  }
+}
+
+TEST_F(Window, CreateAndFreeLeaveNeighbouringMemoryAlone) {
+  covers("WIN-2", "WIN-17");
+  {
+    SCOPED_TRACE("64 elements");
+    check_concurrent_stores_survive<64>(counter_at::beside);
+  }
+  {
+    SCOPED_TRACE("1600 elements (whole pages inside)");
+    check_concurrent_stores_survive<1600>(counter_at::beside);
+  }
+}
+
+// The same with the counter inside the window (no RMA touches it): a local store to one's own
+// window memory by another thread while the window is being created or freed.
+TEST_F(Window, CreateAndFreeKeepConcurrentStoresToTheWindowMemory) {
+  covers("WIN-2", "WIN-17");
+  {
+    SCOPED_TRACE("64 elements");
+    check_concurrent_stores_survive<64>(counter_at::inside);
+  }
+  {
+    SCOPED_TRACE("1600 elements (whole pages inside)");
+    check_concurrent_stores_survive<1600>(counter_at::inside);
+  }
+}
+
+// A window over user memory must not make the process's memory shared with its children: a
+// forked child's writes (to the window's memory and beside it) stay in the child.
+template <std::size_t N>
+void check_fork_keeps_memory_private() {
+  struct block {
+    std::int64_t neighbour;
+    std::int64_t exposed[N];
+  };
+  auto b = std::make_unique<block>();
+  b->neighbour = 7;
+  std::fill_n(b->exposed, N, std::int64_t{-1});
+  rma::window w = rma::window::create(world(), b->exposed, sizeof b->exposed, 8);
+  settle(w);
+  std::fflush(nullptr);
+  const pid_t child = ::fork();
+  EXPECT_GE(child, 0);
+  if (child == 0) {
+    b->neighbour = 99;
+    b->exposed[0] = 99;
+    b->exposed[N / 2] = 99;
+    ::_exit(0);
+  }
+  if (child > 0) {
+    int status = 0;
+    EXPECT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  }
+  EXPECT_EQ(b->neighbour, 7) << "a forked child's write beside the window reached the parent";
+  EXPECT_EQ(b->exposed[0], -1) << "a forked child's write to the window reached the parent";
+  EXPECT_EQ(b->exposed[N / 2], -1) << "a forked child's write to the window reached the parent";
+  // The window still works in the parent after the fork.
+  const rank_t me = world().rank(), p = world().size();
+  w.fence();
+  w.put(std::int64_t{me}, (me + 1) % p, static_cast<disp_t>(N / 2));
+  w.fence();
+  settle(w);
+  EXPECT_EQ(b->exposed[N / 2], (me + p - 1) % p);
+}
+
+TEST_F(Window, ForkedChildWritesStayInTheChild) {
+  covers("WIN-2");
+  {
+    SCOPED_TRACE("64 elements");
+    check_fork_keeps_memory_private<64>();
+  }
+  {
+    SCOPED_TRACE("1600 elements (whole pages inside)");
+    check_fork_keeps_memory_private<1600>();
+  }
+}
+
+TEST_F(Window, TargetDispUnitScalesDisplacements) {
+  covers("WIN-3", "COM-5", "WIN-27");
+  constexpr std::ptrdiff_t units[] = {1, 4, 8, 16};
+  constexpr std::size_t bytes = 64;
+  for (flavor f : {flavor::create, flavor::allocate, flavor::allocate_shared}) {
+    for (bool same_disp_unit : {false, true}) {
+      SCOPED_TRACE(flavor_name(f) + (same_disp_unit ? " same_disp_unit=true" : ""));
+      // With the same_disp_unit hint every member passes 8 (WIN-27), else 1, 4, 8, 16 by rank.
+      const std::ptrdiff_t unit = same_disp_unit ? 8 : units[rank() % 4];
+      info hints;
+      if (same_disp_unit) hints.set("same_disp_unit", "true");
+      test_window tw = make_window(f, world(), bytes, unit, hints);
+      EXPECT_EQ(tw.win.disp_unit(), unit);
+      std::memset(tw.local(), 0, bytes);
+      settle(tw.win);
+      const rank_t target = (rank() + 1) % size();
+      const auto mark = static_cast<unsigned char>(0x40 + rank());
+      tw.win.fence();
+      tw.win.put(&mark, 1, datatype::of<unsigned char>(), target, 3, 1,
+                 datatype::of<unsigned char>());
+      tw.win.fence();
+      settle(tw.win);
+      const rank_t origin = (rank() + size() - 1) % size();
+      const auto* mem = reinterpret_cast<const unsigned char*>(tw.local());
+      const auto at = static_cast<std::size_t>(3 * unit);
+      for (std::size_t b = 0; b < bytes; ++b) {
+        const unsigned want = b == at ? 0x40U + static_cast<unsigned>(origin) : 0U;
+        EXPECT_EQ(mem[b], want) << "byte " << b << " (disp_unit " << unit << ")";
+      }
+    }
+  }
+}
+
+TEST_F(Window, AllocateGivesAlignedMemoryOfEachMembersSize) {
+  covers("WIN-6", "WIN-19");
+  const std::size_t bytes = static_cast<std::size_t>(rank() % 3) * 40;  // 0 on ranks 0, 3, 6
+  rma::window w = rma::window::allocate(world(), bytes, 8);
+  EXPECT_EQ(w.size(), bytes);
+  EXPECT_EQ(w.disp_unit(), 8);
+  EXPECT_EQ(w.flavor(), flavor::allocate);
+  EXPECT_EQ(w.model(), rma::memory_model::unified);
+  if (bytes > 0) {
+    EXPECT_NE(w.base(), nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(w.base()) % alignof(std::max_align_t), 0U);
+    std::fill_n(static_cast<std::int64_t*>(w.base()), bytes / 8, std::int64_t{-1});
+  }
+  settle(w);
+  const rank_t target = (rank() + 1) % size();
+  const std::size_t target_bytes = static_cast<std::size_t>(target % 3) * 40;
+  const std::int64_t value = rank() + 1;
+  w.fence();
+  if (target_bytes > 0) w.put(value, target, 4);  // element 4: bytes 32..39 of 40
+  w.fence();
+  settle(w);
+  if (bytes > 0) {
+    const auto* mem = static_cast<const std::int64_t*>(w.base());
+    const rank_t origin = (rank() + size() - 1) % size();
+    for (std::size_t e = 0; e < bytes / 8; ++e) {
+      EXPECT_EQ(mem[e], e == 4 ? origin + 1 : -1) << "element " << e;
+    }
+  }
+}
+
+TEST_F(Window, AttributesOfEveryFlavor) {
+  covers("WIN-19", "WIN-13", "MEM-5", "MEM-6");
+  const std::size_t bytes = 16 * static_cast<std::size_t>(rank() + 1);
+  for (flavor f : all_flavors) {
+    SCOPED_TRACE(flavor_name(f));
+    test_window tw = make_window(f, world(), bytes, 4);
+    const rma::window& w = tw.win;
+    EXPECT_EQ(w.flavor(), f);
+    EXPECT_EQ(w.model(), rma::memory_model::unified);
+    switch (f) {
+      case flavor::create:
+        EXPECT_EQ(w.base(), static_cast<void*>(tw.memory.data()));
+        EXPECT_EQ(w.size(), bytes);
+        EXPECT_EQ(w.disp_unit(), 4);
+        break;
+      case flavor::allocate:
+        EXPECT_NE(w.base(), nullptr);
+        EXPECT_EQ(w.size(), bytes);
+        EXPECT_EQ(w.disp_unit(), 4);
+        break;
+      case flavor::allocate_shared:
+        EXPECT_NE(w.base(), nullptr);
+        EXPECT_EQ(w.base(), w.shared_query(rank()).base);
+        EXPECT_EQ(w.size(), bytes);
+        EXPECT_EQ(w.disp_unit(), 4);
+        break;
+      case flavor::dynamic: {
+        // MPI_BOTTOM, size 0, disp_unit 1, before and after attaching more regions.
+        EXPECT_EQ(w.base(), nullptr);
+        EXPECT_EQ(w.size(), 0U);
+        EXPECT_EQ(w.disp_unit(), 1);
+        std::vector<std::byte> more(64);
+        tw.win.attach(more.data(), more.size());
+        EXPECT_EQ(w.base(), nullptr);
+        EXPECT_EQ(w.size(), 0U);
+        EXPECT_EQ(w.disp_unit(), 1);
+        tw.win.detach(more.data());
+        break;
+      }
+    }
+  }
+}
+
+TEST_F(Window, GetInfoReportsDefaultsAndIsIndependent) {
+  covers("WIN-23", "WIN-24", "WIN-25", "WIN-26");
+  for (flavor f : all_flavors) {
+    SCOPED_TRACE(flavor_name(f));
+    test_window tw = make_window(f, world(), 64, 8);
+    info in_effect = tw.win.get_info();
+    EXPECT_EQ(in_effect.get("accumulate_ordering"), "rar,raw,war,waw");
+    EXPECT_EQ(in_effect.get("accumulate_ops"), "same_op_no_op");
+    EXPECT_EQ(in_effect.get("no_locks"), "false");
+    // The returned object is the caller's: changing it changes nothing in the window.
+    in_effect.set("accumulate_ops", "same_op");
+    in_effect.set("accumulate_ordering", "none");
+    in_effect.erase("no_locks");
+    const info again = tw.win.get_info();
+    EXPECT_EQ(again.get("accumulate_ordering"), "rar,raw,war,waw");
+    EXPECT_EQ(again.get("accumulate_ops"), "same_op_no_op");
+    EXPECT_EQ(again.get("no_locks"), "false");
+  }
+}
+
+TEST_F(Window, UnknownHintsAreAcceptedAndChangeNothing) {
+  covers("WIN-21");
+  for (flavor f : all_flavors) {
+    SCOPED_TRACE(flavor_name(f));
+    const info hints{{"foo", "bar"}, {"oneside_no_such_key", "17"}};
+    std::optional<test_window> made;
+    expect_ok("creating a window with unknown hints", [&] {
+      made.emplace(make_window(f, world(), 8 * sizeof(long), sizeof(long), hints));
+    });
+    if (!made) continue;  // the same on every rank: the check is local
+    test_window& tw = *made;
+    std::fill_n(tw.local_as<long>(), 8, -1L);
+    settle(tw.win);
+    const rank_t target = (rank() + 1) % size();
+    tw.win.lock_all();
+    tw.win.put(static_cast<long>(rank() * 10), target, tw.disp(target, 2));
+    tw.win.flush(target);
+    long back = 0;
+    tw.win.get(std::span<long>(&back, 1), target, tw.disp(target, 2));
+    tw.win.flush(target);
+    EXPECT_EQ(back, rank() * 10);
+    tw.win.unlock_all();
+    settle(tw.win);
+  }
+}
+
+TEST_F(Window, SetInfoKeepsKeysItDoesNotMention) {
+  covers("WIN-22", "WIN-25", "WIN-26");
+  for (flavor f : all_flavors) {
+    SCOPED_TRACE(flavor_name(f));
+    test_window tw =
+        make_window(f, world(), sizeof(long), sizeof(long), info{{"accumulate_ordering", "none"}});
+    const info before = tw.win.get_info();
+    if (before.contains("accumulate_ordering")) {
+      EXPECT_EQ(before.get("accumulate_ordering"), "none");
+    }
+    tw.win.set_info(info{{"accumulate_ops", "same_op"}});  // collective
+    const info after = tw.win.get_info();
+    if (after.contains("accumulate_ordering")) {
+      EXPECT_EQ(after.get("accumulate_ordering"), "none") << "a key set_info did not mention";
+    }
+    if (after.contains("accumulate_ops")) {
+      const std::string ops = *after.get("accumulate_ops");
+      EXPECT_TRUE(ops == "same_op" || ops == "same_op_no_op") << ops;
+    }
+    // The promise kept (only sum, concurrently): exact total (WIN-26).
+    *tw.local_as<long>() = 0;
+    settle(tw.win);
+    tw.win.lock_all();
+    const long one = 1;
+    for (int i = 0; i < 10; ++i) {
+      tw.win.accumulate(std::span<const long>(&one, 1), 0, tw.disp(0, 0), op::sum);
+    }
+    tw.win.unlock_all();
+    settle(tw.win);
+    if (rank() == 0) {
+      EXPECT_EQ(*tw.local_as<long>(), 10L * size());
+    }
+  }
+}
+
+TEST_F(Window, SameSizeHintWithEqualSizes) {
+  covers("WIN-7");
+  rma::window w =
+      rma::window::allocate(world(), 4 * sizeof(double), sizeof(double), {{"same_size", "true"}});
+  const info in_effect = w.get_info();
+  if (in_effect.contains("same_size")) {
+    EXPECT_EQ(in_effect.get("same_size"), "true");
+  }
+  std::fill_n(static_cast<double*>(w.base()), 4, 0.0);
+  settle(w);
+  const rank_t target = (rank() + 1) % size();
+  const double v[2] = {rank() + 0.5, rank() + 0.25};
+  w.fence();
+  w.put(std::span<const double>(v, 2), target, 1);
+  w.fence();
+  double back[2] = {0, 0};
+  w.get(std::span<double>(back, 2), target, 1);
+  w.fence(mode::nosucceed);
+  EXPECT_EQ(back[0], v[0]);
+  EXPECT_EQ(back[1], v[1]);
+  settle(w);
+}
+
+TEST_F(Window, NoLocksWindowWorksWithFence) {
+  covers("WIN-24");
+  rma::window w = rma::window::allocate(world(), sizeof(int), sizeof(int), {{"no_locks", "true"}});
+  if (w.get_info().contains("no_locks")) {
+    EXPECT_EQ(w.get_info().get("no_locks"), "true");
+  }
+  *static_cast<int*>(w.base()) = -1;
+  settle(w);
+  const rank_t target = (rank() + 1) % size();
+  w.fence();
+  w.put(rank(), target, 0);
+  w.fence();
+  settle(w);
+  EXPECT_EQ(*static_cast<int*>(w.base()), (rank() + size() - 1) % size());
+  // The promise broken: oneside checks it (rma_sync) or documents it as unchecked.
+  try {
+    w.lock(rma::lock_type::shared, target);
+    w.unlock(target);
+  } catch (const oneside::error& e) {
+    EXPECT_EQ(e.error_class(), error_class::rma_sync) << e.what();
+  }
+  settle(w);
+}
+
+TEST_F(Window, OneBufferInTwoWindows) {
+  covers("WIN-5", "MEM-14");
+  std::vector<std::int64_t> buf(4, -1);
+  rma::window a = rma::window::create(world(), buf.data(), buf.size() * 8, 8);
+  rma::window b = rma::window::create(world(), buf.data(), buf.size() * 8, 8);
+  const rank_t target = (rank() + 1) % size();
+  // A put through a, completed by fences on a and then b, is read through b.
+  a.fence();
+  a.put(std::int64_t{500 + rank()}, target, 2);
+  a.fence();
+  b.fence();
+  std::int64_t got = 0;
+  b.get(std::span<std::int64_t>(&got, 1), target, 2);
+  b.fence();
+  EXPECT_EQ(got, 500 + rank());
+  settle(a);
+  settle(b);
+  EXPECT_EQ(buf[2], 500 + (rank() + size() - 1) % size());
+}
+
+// ---- allocate_shared ----------------------------------------------------------------------
+
+TEST_F(Window, SharedSegmentsAreContiguousByDefault) {
+  covers("WIN-8", "WIN-9", "WIN-11");
+  constexpr std::size_t sizes[] = {0, 24, 8, 40};
+  constexpr std::ptrdiff_t units[] = {1, 2, 4, 8};
+  const auto size_of = [&](rank_t r) { return sizes[r % 4]; };
+  rma::window w = rma::window::allocate_shared(world(), size_of(rank()), units[rank() % 4]);
+  const info in_effect = w.get_info();
+  if (in_effect.contains("alloc_shared_noncontig")) {
+    EXPECT_EQ(in_effect.get("alloc_shared_noncontig"), "false");
+  }
+  std::byte* previous_end = nullptr;
+  std::byte* first = nullptr;
+  std::size_t total = 0;
+  for (rank_t r = 0; r < size(); ++r) {
+    const rma::shared_segment s = w.shared_query(r);
+    EXPECT_EQ(s.size, size_of(r)) << "member " << r;
+    EXPECT_EQ(s.disp_unit, units[r % 4]) << "member " << r;
+    if (s.size == 0) continue;
+    auto* b = static_cast<std::byte*>(s.base);
+    EXPECT_NE(b, nullptr) << "member " << r;
+    if (previous_end != nullptr) {
+      EXPECT_EQ(b, previous_end) << "member " << r << " (WIN-9)";
+    }
+    if (first == nullptr) first = b;
+    previous_end = b + s.size;
+    total += s.size;
+  }
+  if (first != nullptr) {
+    EXPECT_EQ(first + total, previous_end);
+  }
+  if (size_of(rank()) > 0) {
+    EXPECT_EQ(w.base(), w.shared_query(rank()).base);
+  }
+  // proc_null names the lowest member with memory.
+  const rma::shared_segment lowest = w.shared_query(proc_null);
+  if (size() >= 2) {
+    EXPECT_EQ(lowest.base, w.shared_query(1).base);
+    EXPECT_EQ(lowest.size, 24U);
+    EXPECT_EQ(lowest.disp_unit, 2);
+  } else {
+    EXPECT_EQ(lowest.size, 0U);
+  }
+  // The memory is one array: every member writes its bytes through its own base, every member
+  // reads the whole array through rank 0's view of it.
+  if (size_of(rank()) > 0) {
+    std::memset(w.base(), 0x10 + rank(), size_of(rank()));
+  }
+  settle(w);
+  if (first != nullptr) {
+    std::size_t at = 0;
+    for (rank_t r = 0; r < size(); ++r) {
+      for (std::size_t b = 0; b < size_of(r); ++b, ++at) {
+        EXPECT_EQ(std::to_integer<int>(first[at]), 0x10 + r) << "member " << r << " byte " << b;
+      }
+    }
+  }
+  settle(w);
+}
+
+TEST_F(Window, SharedQueryOfProcNullAndOfEmptySegments) {
+  covers("WIN-11");
+  {
+    constexpr std::size_t sizes[] = {0, 0, 16, 8};
+    rma::window w = rma::window::allocate_shared(world(), sizes[rank() % 4], 4);
+    const rma::shared_segment s = w.shared_query(proc_null);
+    if (size() >= 3) {
+      EXPECT_EQ(s.base, w.shared_query(2).base);
+      EXPECT_NE(s.base, nullptr);
+      EXPECT_EQ(s.size, 16U);
+    } else {
+      EXPECT_EQ(s.size, 0U);
+    }
+  }
+  {
+    SCOPED_TRACE("every size 0");
+    rma::window w = rma::window::allocate_shared(world(), 0, 4);
+    EXPECT_EQ(w.size(), 0U);
+    const rma::shared_segment s = w.shared_query(proc_null);
+    EXPECT_EQ(s.size, 0U);
+    for (rank_t r = 0; r < size(); ++r) EXPECT_EQ(w.shared_query(r).size, 0U);
+  }
+}
+
+TEST_F(Window, NoncontigSharedSegmentsReachEveryMember) {
+  covers("WIN-10", "WIN-11");
+  const std::size_t count = 4 + static_cast<std::size_t>(rank());
+  rma::window w =
+      rma::window::allocate_shared(world(), count * sizeof(std::int64_t), sizeof(std::int64_t),
+                                   {{"alloc_shared_noncontig", "true"}});
+  auto* mine = static_cast<std::int64_t*>(w.base());
+  for (std::size_t i = 0; i < count; ++i) mine[i] = rank() * 100 + static_cast<std::int64_t>(i);
+  settle(w);
+  for (rank_t r = 0; r < size(); ++r) {
+    const rma::shared_segment s = w.shared_query(r);
+    const std::size_t n = 4 + static_cast<std::size_t>(r);
+    EXPECT_EQ(s.size, n * sizeof(std::int64_t));
+    EXPECT_EQ(s.disp_unit, static_cast<std::ptrdiff_t>(sizeof(std::int64_t)));
+    const auto* p = static_cast<const std::int64_t*>(s.base);
+    for (std::size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(p[i], r * 100 + static_cast<std::int64_t>(i)) << "member " << r << " element " << i;
+    }
+  }
+  settle(w);
+  // Stores through the query pointer land in the neighbour's own memory.
+  const rank_t right = (rank() + 1) % size();
+  static_cast<std::int64_t*>(w.shared_query(right).base)[0] = -1 - rank();
+  settle(w);
+  EXPECT_EQ(mine[0], -1 - (rank() + size() - 1) % size());
+  settle(w);
+}
+
+TEST_F(Window, SharedLoadsSeeStoresAndPutsAfterSync) {
+  covers("WIN-8", "WIN-12", "SYN-28", "MEM-6");
+  constexpr std::size_t count = 4;
+  rma::window w =
+      rma::window::allocate_shared(world(), count * sizeof(std::int64_t), sizeof(std::int64_t));
+  EXPECT_EQ(w.model(), rma::memory_model::unified);
+  auto* mine = static_cast<std::int64_t*>(w.base());
+  w.lock_all();
+  for (std::size_t i = 0; i < count; ++i) mine[i] = rank() + 1;
+  w.sync();
+  barrier(world());
+  w.sync();
+  for (rank_t r = 0; r < size(); ++r) {
+    const auto* p = static_cast<const std::int64_t*>(w.shared_query(r).base);
+    for (std::size_t i = 0; i < count; ++i) EXPECT_EQ(p[i], r + 1) << "member " << r;
+  }
+  barrier(world());
+  // An RMA put into the neighbour's segment is seen by the neighbour's loads.
+  const rank_t right = (rank() + 1) % size();
+  w.put(std::int64_t{1000} + rank(), right, 1);
+  w.flush(right);
+  barrier(world());
+  w.sync();
+  EXPECT_EQ(mine[1], 1000 + (rank() + size() - 1) % size());
+  w.unlock_all();
+  settle(w);
+}
+
+TEST_F(Window, SyncMakesFlagPollingSafe) {
+  covers("SYN-28", "WIN-12");
+  // Member 0's segment: 64 data words, then a flag.
+  constexpr std::size_t words = 64;
+  rma::window w = rma::window::allocate_shared(
+      world(), rank() == 0 ? (words + 1) * sizeof(std::int64_t) : 0, sizeof(std::int64_t));
+  auto* seg = static_cast<std::int64_t*>(w.shared_query(0).base);
+  if (rank() == 0) {
+    for (std::size_t i = 0; i <= words; ++i) seg[i] = 0;
+  }
+  settle(w);
+  w.lock_all();
+  for (int round = 1; round <= 3; ++round) {
+    if (rank() == 0) {
+      for (std::size_t i = 0; i < words; ++i) seg[i] = round * 1000 + static_cast<int>(i);
+      w.sync();
+      std::atomic_ref<std::int64_t>(seg[words]).store(round, std::memory_order_relaxed);
+    } else {
+      while (std::atomic_ref<std::int64_t>(seg[words]).load(std::memory_order_relaxed) < round) {
+        w.sync();
+        std::this_thread::yield();
+      }
+      w.sync();
+      int stale = 0;
+      for (std::size_t i = 0; i < words; ++i) {
+        stale += seg[i] == round * 1000 + static_cast<int>(i) ? 0 : 1;
+      }
+      EXPECT_EQ(stale, 0) << "round " << round;
+    }
+    barrier(world());
+  }
+  w.unlock_all();
+  settle(w);
+}
+
+// ---- dynamic windows ------------------------------------------------------------------------
+
+std::vector<std::uint64_t> addresses_of(const void* p) {
+  return allgather(world(), std::uint64_t{reinterpret_cast<std::uintptr_t>(p)});
+}
+
+TEST_F(Window, DynamicAttachRmaDetachAndReattach) {
+  covers("WIN-13", "WIN-14", "WIN-15", "WIN-16", "COM-5", "COM-8", "ERR-12");
+  constexpr std::size_t n = 8;
+  rma::window w = rma::window::create_dynamic(world());
+  std::vector<std::int64_t> region[3] = {std::vector<std::int64_t>(n, -1),
+                                         std::vector<std::int64_t>(n, -1),
+                                         std::vector<std::int64_t>(n, -1)};
+  std::vector<std::uint64_t> where[3];
+  for (int k = 0; k < 3; ++k) {
+    w.attach(region[k].data(), n * sizeof(std::int64_t));
+    where[k] = addresses_of(region[k].data());
+  }
+  barrier(world());  // every attach has returned before anyone targets the regions
+  const rank_t target = (rank() + 1) % size();
+  const rank_t origin = (rank() + size() - 1) % size();
+  const auto at = [&](int k, rank_t t, std::size_t e) {
+    return static_cast<disp_t>(where[k][static_cast<std::size_t>(t)] + e * sizeof(std::int64_t));
+  };
+  w.lock_all();
+  for (int k = 0; k < 3; ++k) {
+    w.put(std::int64_t{(rank() + 1) * 10 + k}, target, at(k, target, static_cast<std::size_t>(k)));
+  }
+  w.unlock_all();
+  settle(w);
+  for (int k = 0; k < 3; ++k) {
+    for (std::size_t e = 0; e < n; ++e) {
+      EXPECT_EQ(region[k][e], e == static_cast<std::size_t>(k) ? (origin + 1) * 10 + k : -1)
+          << "region " << k << " element " << e;
+    }
+  }
+
+  // Detached memory is no longer part of the window: the origin's view of the target's
+  // regions must be refreshed, and the put rejected before it touches anything.
+  w.detach(region[1].data());
+  barrier(world());
+  w.lock_all();
+  expect_error(error_class::rma_range, "put",
+               [&] { w.put(std::int64_t{-77}, target, at(1, target, 0)); });
+  w.unlock_all();
+  settle(w);
+  for (std::size_t e = 0; e < n; ++e) {
+    EXPECT_EQ(region[1][e], e == 1 ? (origin + 1) * 10 + 1 : -1) << "detached, element " << e;
+  }
+  // Re-attached, it is reachable again.
+  w.attach(region[1].data(), n * sizeof(std::int64_t));
+  barrier(world());
+  w.lock_all();
+  EXPECT_TRUE(expect_ok("put after re-attach",
+                        [&] { w.put(std::int64_t{500 + rank()}, target, at(1, target, 5)); }));
+  w.unlock_all();
+  settle(w);
+  EXPECT_EQ(region[1][5], 500 + origin);
+
+  // Memory never attached.
+  std::vector<std::int64_t> never(n, 42);
+  const std::vector<std::uint64_t> never_at = addresses_of(never.data());
+  w.lock_all();
+  expect_error(error_class::rma_range, "put", [&] {
+    w.put(std::int64_t{-1}, target,
+          static_cast<disp_t>(never_at[static_cast<std::size_t>(target)]));
+  });
+  std::int64_t got = 99;
+  expect_error(error_class::rma_range, "get", [&] {
+    w.get(std::span<std::int64_t>(&got, 1), target,
+          static_cast<disp_t>(never_at[static_cast<std::size_t>(target)]));
+  });
+  EXPECT_EQ(got, 99);
+  // Past the end of an attached region.
+  expect_error(error_class::rma_range, "put",
+               [&] { w.put(std::int64_t{-1}, target, at(0, target, n)); });
+  w.unlock_all();
+  settle(w);
+  for (std::size_t e = 0; e < n; ++e) EXPECT_EQ(never[e], 42) << "never attached, element " << e;
+  EXPECT_EQ(region[0][0], (origin + 1) * 10);
+
+  // One access must lie inside one region, not across two adjacent ones.
+  std::vector<std::int64_t> pair(2 * n, 0);
+  w.attach(pair.data(), n * sizeof(std::int64_t));
+  w.attach(pair.data() + n, n * sizeof(std::int64_t));
+  const std::vector<std::uint64_t> pair_at = addresses_of(pair.data());
+  barrier(world());
+  const auto pair_disp = [&](std::size_t e) {
+    return static_cast<disp_t>(pair_at[static_cast<std::size_t>(target)] +
+                               e * sizeof(std::int64_t));
+  };
+  w.lock_all();
+  const std::int64_t two[2] = {7, 8};
+  expect_error(error_class::rma_range, "put",
+               [&] { w.put(std::span<const std::int64_t>(two, 2), target, pair_disp(n - 1)); });
+  expect_ok("put inside the first half",
+            [&] { w.put(std::span<const std::int64_t>(two, 2), target, pair_disp(n - 2)); });
+  expect_ok("put inside the second half",
+            [&] { w.put(std::span<const std::int64_t>(two, 2), target, pair_disp(n)); });
+  w.unlock_all();
+  settle(w);
+  for (std::size_t e = 0; e < 2 * n; ++e) {
+    const std::int64_t want = e == n - 2 || e == n ? 7 : e == n - 1 || e == n + 1 ? 8 : 0;
+    EXPECT_EQ(pair[e], want) << "pair element " << e;
+  }
+  // Freeing a window with regions attached detaches them; the memory stays the user's.
+  w.free();
+  EXPECT_EQ(region[2][2], (origin + 1) * 10 + 2);
+  EXPECT_EQ(pair[n], 7);
+}
+
+TEST_F(Window, DynamicAttachAndDetachErrors) {
+  covers("WIN-14", "WIN-16", "ERR-5", "ERR-13");
+  rma::window w = rma::window::create_dynamic(world());
+  std::vector<std::int64_t> buf(16, 0);
+  w.attach(buf.data(), buf.size() * sizeof(std::int64_t));
+  // Overlapping an attached region.
+  expect_error(error_class::rma_attach, "attach",
+               [&] { w.attach(buf.data() + 1, 2 * sizeof(std::int64_t)); });
+  expect_error(error_class::rma_attach, "attach",
+               [&] { w.attach(buf.data(), buf.size() * sizeof(std::int64_t)); });
+  // Detach needs the base of an attached region.
+  expect_error(error_class::base, "detach", [&] { w.detach(buf.data() + 1); });
+  std::int64_t elsewhere = 0;
+  expect_error(error_class::base, "detach", [&] { w.detach(&elsewhere); });
+  // A null base.
+  expect_error(error_class::base, "attach", [&] { w.attach(nullptr, 64); });
+  // The window is unchanged: the region is still there, once.
+  barrier(world());
+  const std::vector<std::uint64_t> at = addresses_of(buf.data());
+  const rank_t target = (rank() + 1) % size();
+  w.lock_all();
+  expect_ok("put after rejected attach/detach calls", [&] {
+    w.put(std::int64_t{rank() + 1}, target,
+          static_cast<disp_t>(at[static_cast<std::size_t>(target)]));
+  });
+  w.unlock_all();
+  settle(w);
+  EXPECT_EQ(buf[0], (rank() + size() - 1) % size() + 1);
+  expect_ok("detach of the attached base", [&] { w.detach(buf.data()); });
+  expect_error(error_class::base, "detach", [&] { w.detach(buf.data()); });
+}
+
+// ---- errors of window calls ---------------------------------------------------------------
+
+TEST_F(Window, CreationArgumentsAreChecked) {
+  covers("WIN-4", "ERR-1", "ERR-5", "ERR-6", "ERR-7");
+  std::vector<int> memory{1, 2, 3, 4};
+  const std::size_t bytes = memory.size() * sizeof(int);
+  constexpr auto huge = static_cast<std::size_t>(-8);  // "size -8"
+  expect_error(error_class::disp, "create",
+               [&] { rma::window::create(world(), memory.data(), bytes, 0); });
+  expect_error(error_class::disp, "create",
+               [&] { rma::window::create(world(), memory.data(), bytes, -4); });
+  expect_error(error_class::disp, "allocate", [&] { rma::window::allocate(world(), 64, 0); });
+  expect_error(error_class::disp, "allocate_shared",
+               [&] { rma::window::allocate_shared(world(), 64, 0); });
+  expect_error(error_class::base, "create", [&] { rma::window::create(world(), nullptr, 16, 1); });
+  expect_error(error_class::size, "allocate", [&] { rma::window::allocate(world(), huge, 1); });
+  expect_error(error_class::size, "allocate_shared",
+               [&] { rma::window::allocate_shared(world(), huge, 1); });
+  expect_error(error_class::size, "create",
+               [&] { rma::window::create(world(), memory.data(), huge, 1); });
+  // The job continues, the user's memory untouched, and windows can still be made.
+  EXPECT_EQ(memory[0] + memory[1] + memory[2] + memory[3], 10);
+  expect_ok("a valid window after rejected ones", [&] {
+    rma::window w = rma::window::create(world(), memory.data(), bytes, sizeof(int));
+    w.free();
+  });
+}
+
+TEST_F(Window, CallsOfAnotherFlavorAreRejected) {
+  covers("WIN-11", "WIN-14", "WIN-16", "ERR-15");
+  std::int64_t probe = 5;
+  for (flavor f : all_flavors) {
+    SCOPED_TRACE(flavor_name(f));
+    test_window tw = make_window(f, world(), 64, 8);
+    if (f != flavor::allocate_shared) {
+      expect_error(error_class::rma_flavor, "shared_query", [&] { tw.win.shared_query(0); });
+    }
+    if (f != flavor::dynamic) {
+      expect_error(error_class::rma_flavor, "attach", [&] { tw.win.attach(&probe, sizeof probe); });
+      expect_error(error_class::rma_flavor, "detach", [&] { tw.win.detach(tw.local()); });
+    }
+    // Still a working window.
+    tw.local_as<std::int64_t>()[0] = -1;
+    settle(tw.win);
+    const rank_t target = (rank() + 1) % size();
+    tw.win.fence();
+    tw.win.put(std::int64_t{rank()}, target, tw.disp(target, 0));
+    tw.win.fence();
+    settle(tw.win);
+    EXPECT_EQ(tw.local_as<std::int64_t>()[0], (rank() + size() - 1) % size());
+  }
+}
+
+TEST_F(Window, FreeWithAnEpochOpenIsRejected) {
+  covers("WIN-17", "ERR-11");
+  for (flavor f : all_flavors) {
+    SCOPED_TRACE(flavor_name(f));
+    test_window tw = make_window(f, world(), 8, 8);
+    tw.win.lock(rma::lock_type::shared, rank());
+    expect_error(error_class::rma_sync, "free", [&] { tw.win.free(); });
+    EXPECT_TRUE(tw.win.is_valid());
+    tw.win.unlock(rank());
+    tw.win.lock_all();
+    expect_error(error_class::rma_sync, "free", [&] { tw.win.free(); });
+    EXPECT_TRUE(tw.win.is_valid());
+    tw.win.unlock_all();
+    expect_ok("free after unlock_all", [&] { tw.win.free(); });
+    EXPECT_FALSE(tw.win.is_valid());
+  }
+}
+
+TEST_F(Window, FreedAndMovedFromWindowsAreRejected) {
+  covers("ERR-4", "WIN-17");
+  const std::int64_t value = 1;
+  rma::window a = rma::window::allocate(world(), 8, 8);
+  rma::window b = std::move(a);
+  EXPECT_FALSE(a.is_valid());  // NOLINT(bugprone-use-after-move): the point of the test
+  expect_error(error_class::win, "put", [&] { a.put(value, 0, 0); });
+  expect_error(error_class::win, "fence", [&] { a.fence(); });
+  expect_error(error_class::win, "lock_all", [&] { a.lock_all(); });
+  expect_error(error_class::win, "free", [&] { a.free(); });
+  // The moved-to window works.
+  b.fence();
+  b.put(value, rank(), 0);
+  b.fence(mode::nosucceed);
+  EXPECT_EQ(*static_cast<std::int64_t*>(b.base()), 1);
+  b.free();
+  EXPECT_FALSE(b.is_valid());
+  expect_error(error_class::win, "put", [&] { b.put(value, 0, 0); });
+  expect_error(error_class::win, "get_accumulate", [&] {
+    std::int64_t r = 0;
+    b.get_accumulate(nullptr, 0, datatype::of<std::int64_t>(), &r, 1, datatype::of<std::int64_t>(),
+                     0, 0, 1, datatype::of<std::int64_t>(), op::no_op);
+  });
+  expect_error(error_class::win, "base", [&] { (void)b.base(); });
+}
+
+TEST_F(Window, FreeIsCollectiveAndWaitsForEveryMember) {
+  covers("WIN-18", "WIN-17");
+  std::vector<std::int64_t> memory(1, 0);
+  rma::window w = rma::window::create(world(), memory.data(), sizeof(std::int64_t), 8);
+  settle(w);
+  // Every member adds to member 0's counter just before freeing.
+  w.lock(rma::lock_type::shared, 0);
+  const std::int64_t one = 1;
+  w.accumulate(std::span<const std::int64_t>(&one, 1), 0, 0, op::sum);
+  w.unlock(0);
+  if (rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::int64_t entered = now_ns();
+  w.free();
+  const std::int64_t returned = now_ns();
+  const std::vector<std::int64_t> entered_all = allgather(world(), entered);
+  const std::int64_t last_entry = *std::max_element(entered_all.begin(), entered_all.end());
+  EXPECT_GE(returned, last_entry) << "free returned before every member had called it";
+  if (rank() == 0) {
+    EXPECT_EQ(memory[0], size());
+  }
+}
+
+// Last in this file: a failure here may take the process down (the stack is live memory).
+TEST_F(Window, CreateExposesStackMemoryInPlace) {
+  covers("WIN-2", "WIN-17");
+  const auto count = static_cast<std::size_t>(rank()) * 4;
+  {
+    SCOPED_TRACE("small stack array");
+    int stack_memory[32];
+    check_user_memory(stack_memory, count);
+  }
+  {
+    SCOPED_TRACE("stack array of several pages");
+    int stack_memory[8192];  // 32 KiB: whole pages inside
+    std::fill_n(stack_memory, 8192, 5);
+    check_user_memory(stack_memory + 4096, count);
+    int changed = 0;
+    for (int i = 0; i < 4096; ++i) changed += stack_memory[i] == 5 ? 0 : 1;
+    EXPECT_EQ(changed, 0) << "stack memory below the window changed";
+  }
+}
+
+}  // namespace
+}  // namespace oneside::test
