@@ -24,12 +24,14 @@
 // end (lockstep.hpp, measure_span), so that ranks taking turns (on a lock, or on too few cores)
 // show up as time. The atomics and the scaling bench check their results afterwards and
 // report an error instead of a figure when they are wrong.
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>

@@ -243,6 +243,81 @@ void apply_remote(const acc_call& a, const resolved& r, const std::byte* src, st
   }
 }
 
+// Before applying directly: complete the accumulates this process sent to the target's agent
+// earlier (on another part of the window), so they are not overtaken (SEM-6).
+inline void order_after_agent(window_impl& w, target_view& tv) {
+  if (tv.agent_pending.load(std::memory_order_relaxed) && w.ordered) {
+    w.transport->flush(tv.world);
+    tv.agent_pending.store(false, std::memory_order_relaxed);
+  }
+}
+
+// `count` elements of one contiguous predefined type (origin, result and target alike) at
+// memory of the target this process reaches directly: fetch_and_op, compare_and_swap and the
+// everyday accumulate and get_accumulate, checked and done inline. Anything else (or anything
+// wrong) returns false and takes the general path, which also raises the errors. `origin` is
+// null for no_op.
+inline bool contiguous_fast(window_impl& w, acc_kind kind, op o, const std::byte* origin,
+                            std::byte* result, const std::byte* compare, const datatype& type,
+                            count_t count, rank_t target, disp_t disp) noexcept {
+  if (!type.is_predefined() || !type.is_contiguous() || w.flavor == rma::flavor::dynamic ||
+      disp < 0 || target < 0 || target >= w.size || count < 1 ||
+      (kind == acc_kind::compare_and_swap && count != 1)) {
+    return false;
+  }
+  const bool carries_origin = o != op::no_op;
+  const bool fetching = kind != acc_kind::accumulate;
+  if ((carries_origin && origin == nullptr) || (fetching && result == nullptr)) return false;
+  const basic_type b = type.basic();
+  oneside::detail::reduce_fn fn = nullptr;
+  if (kind == acc_kind::compare_and_swap) {
+    if (!oneside::detail::cas_defined_for(b) || compare == nullptr) return false;
+  } else {
+    // The kernel table holds exactly the pairs get_accumulate allows (COM-13 … COM-15).
+    fn = oneside::detail::reduce_function(o, b);
+    if (fn == nullptr || (kind == acc_kind::accumulate && o == op::no_op)) return false;
+  }
+  epoch_state& e = w.epoch;
+  if (!e.covers(target)) return false;
+  target_view& tv = w.target(target);
+  std::uint64_t size = 0;
+  std::uint64_t offset = 0;
+  if (tv.direct_base == nullptr ||
+      __builtin_mul_overflow(static_cast<std::uint64_t>(count), type.size(), &size) ||
+      __builtin_mul_overflow(static_cast<std::uint64_t>(disp),
+                             static_cast<std::uint64_t>(tv.disp_unit), &offset) ||
+      offset < tv.direct_lo || offset > tv.direct_hi || size > tv.direct_hi - offset) {
+    return false;
+  }
+  if (e.fence_open && !e.fence_used.load(std::memory_order_relaxed)) {
+    e.fence_used.store(true, std::memory_order_relaxed);
+  }
+  order_after_agent(w, tv);
+  std::byte* t = tv.direct_base + offset;
+  const std::uintptr_t key = tv.base + offset;  // the owner's address: the stripe key
+  const auto apply = [&] {
+    if (fetching) std::memcpy(result, t, size);
+    if (kind == acc_kind::compare_and_swap) {
+      if (std::memcmp(t, compare, size) == 0) std::memcpy(t, origin, size);
+    } else if (carries_origin) {
+      fn(t, origin, static_cast<std::size_t>(count));
+    }
+  };
+  if ((key >> stripe_shift) == ((key + size - 1) >> stripe_shift)) {
+    std::atomic<std::uint32_t>& word = tv.stripes->stripes[stripe_of(key)].word;
+    lock_stripe(word);
+    apply();
+    unlock_stripe(word);
+  } else {
+    stripe_guard guard(*tv.stripes);
+    guard.cover_only(key, size);
+    guard.acquire();
+    apply();
+    guard.release();
+  }
+  return true;
+}
+
 // Runs a checked operation. Returns the request of the r-forms.
 request run(window_impl& w, const acc_call& a, bool as_request) {
   // r-calls hand back an active request even when the operation is complete already (REQ-12).
@@ -278,6 +353,7 @@ request run(window_impl& w, const acc_call& a, bool as_request) {
     }
   }
   if (r.direct != nullptr) {
+    order_after_agent(w, *r.target);
     apply_direct(a, r, src, old);
   } else {
     // Fetching operations wait for their values (the target's agent answers without the
@@ -285,7 +361,11 @@ request run(window_impl& w, const acc_call& a, bool as_request) {
     // remotely at the next flush or unlock.
     transport::completion done;
     apply_remote(a, r, src, old, fetching ? &done : nullptr);
-    if (fetching) transport::current().wait(done);
+    if (fetching) {
+      w.transport->wait(done);
+    } else {
+      r.target->agent_pending.store(true, std::memory_order_relaxed);
+    }
   }
   if (fetching && old != a.result) {
     unpack_elements(*a.result_type, a.result_count, old, a.result, ext);
@@ -343,7 +423,13 @@ std::byte* mbytes(void* p) {
 void window::accumulate(const void* origin, count_t origin_count, const datatype& origin_type,
                         rank_t target, disp_t target_disp, count_t target_count,
                         const datatype& target_type, op o) const {
-  detail::run(checked("window::accumulate"),
+  detail::window_impl& w = checked("window::accumulate");
+  if (origin_count == target_count && origin_type == target_type &&
+      detail::contiguous_fast(w, acc_kind::accumulate, o, cbytes(origin), nullptr, nullptr,
+                              target_type, target_count, target, target_disp)) {
+    return;
+  }
+  detail::run(w,
               acc_call{"window::accumulate", acc_kind::accumulate, o, cbytes(origin), origin_count,
                        &origin_type, nullptr, 0, &target_type, nullptr, target, target_disp,
                        target_count, &target_type},
@@ -366,7 +452,16 @@ void window::get_accumulate(const void* origin, count_t origin_count, const data
                             void* result, count_t result_count, const datatype& result_type,
                             rank_t target, disp_t target_disp, count_t target_count,
                             const datatype& target_type, op o) const {
-  detail::run(checked("window::get_accumulate"),
+  detail::window_impl& w = checked("window::get_accumulate");
+  const bool same_layout =
+      result_count == target_count && result_type == target_type &&
+      (o == op::no_op || (origin_count == target_count && origin_type == target_type));
+  if (same_layout && detail::contiguous_fast(
+                         w, acc_kind::get_accumulate, o, o == op::no_op ? nullptr : cbytes(origin),
+                         mbytes(result), nullptr, target_type, target_count, target, target_disp)) {
+    return;
+  }
+  detail::run(w,
               acc_call{"window::get_accumulate", acc_kind::get_accumulate, o, cbytes(origin),
                        origin_count, &origin_type, mbytes(result), result_count, &result_type,
                        nullptr, target, target_disp, target_count, &target_type},
@@ -390,6 +485,11 @@ request window::rget_accumulate(const void* origin, count_t origin_count,
 void window::fetch_and_op(const void* origin, void* result, const datatype& type, rank_t target,
                           disp_t target_disp, op o) const {
   detail::window_impl& w = checked("window::fetch_and_op");
+  if (detail::contiguous_fast(w, acc_kind::get_accumulate, o,
+                              o == op::no_op ? nullptr : cbytes(origin), mbytes(result), nullptr,
+                              type, 1, target, target_disp)) {
+    return;
+  }
   if (!type.is_predefined()) {
     w.fail(error_class::type, w.where("window::fetch_and_op", "COM-17", target, target_disp),
            "fetch_and_op takes a predefined datatype, not " + std::string(type.name()));
@@ -403,6 +503,10 @@ void window::fetch_and_op(const void* origin, void* result, const datatype& type
 void window::compare_and_swap(const void* origin, const void* compare, void* result,
                               const datatype& type, rank_t target, disp_t target_disp) const {
   detail::window_impl& w = checked("window::compare_and_swap");
+  if (detail::contiguous_fast(w, acc_kind::compare_and_swap, op::replace, cbytes(origin),
+                              mbytes(result), cbytes(compare), type, 1, target, target_disp)) {
+    return;
+  }
   if (!type.is_predefined()) {
     w.fail(error_class::type, w.where("window::compare_and_swap", "COM-18", target, target_disp),
            "compare_and_swap takes a predefined datatype, not " + std::string(type.name()));

@@ -74,10 +74,46 @@ void check_signature(window_impl& w, std::string_view call, count_t origin_count
   }
 }
 
+// The common case checked and done inline: one contiguous type and equal counts, to memory of
+// the target this process reaches directly. Anything else (or anything wrong) returns false
+// and takes the general path, which also raises the errors.
+bool transfer_fast(window_impl& w, bool write, std::byte* origin, count_t count,
+                   const datatype& type, rank_t target, disp_t disp) noexcept {
+  if (!type.is_contiguous() || w.flavor == rma::flavor::dynamic || origin == nullptr ||
+      count <= 0 || disp < 0 || target < 0 || target >= w.size) {
+    return false;
+  }
+  detail::epoch_state& e = w.epoch;
+  if (!e.covers(target)) return false;
+  detail::target_view& tv = w.target(target);
+  if (tv.direct_base == nullptr) return false;
+  std::uint64_t bytes = 0;
+  std::uint64_t offset = 0;
+  if (__builtin_mul_overflow(static_cast<std::uint64_t>(count), type.size(), &bytes) ||
+      __builtin_mul_overflow(static_cast<std::uint64_t>(disp),
+                             static_cast<std::uint64_t>(tv.disp_unit), &offset) ||
+      offset < tv.direct_lo || offset > tv.direct_hi || bytes > tv.direct_hi - offset) {
+    return false;
+  }
+  if (e.fence_open && !e.fence_used.load(std::memory_order_relaxed)) {
+    e.fence_used.store(true, std::memory_order_relaxed);
+  }
+  if (write) {
+    std::memcpy(tv.direct_base + offset, origin, bytes);
+  } else {
+    std::memcpy(origin, tv.direct_base + offset, bytes);
+  }
+  return true;
+}
+
 // put (write) or get; the origin buffer is `origin`.
 void transfer(window_impl& w, std::string_view call, bool write, std::byte* origin,
               count_t origin_count, const datatype& origin_type, rank_t target, disp_t disp,
               count_t target_count, const datatype& target_type) {
+  if (origin_count == target_count && origin_type == target_type &&
+      transfer_fast(w, write, origin, origin_count, origin_type, target, disp)) {
+    return;
+  }
   check_signature(w, call, origin_count, origin_type, target, disp, target_count, target_type);
   const resolved r = detail::resolve_target(w, call, target, disp, target_count, target_type);
   if (r.is_null) return;

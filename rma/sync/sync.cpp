@@ -33,10 +33,14 @@ void check_assert(window_impl& w, std::string_view call, mode assert) {
   }
 }
 
-void check_target(window_impl& w, std::string_view call, rank_t target) {
+[[noreturn]] void bad_target(window_impl& w, std::string_view call, rank_t target) {
+  w.fail(error_class::rank, w.where(call, "COM-10", target),
+         "rank " + std::to_string(target) + " is not in the window's group");
+}
+
+inline void check_target(window_impl& w, std::string_view call, rank_t target) {
   if (target < 0 || target >= w.size) [[unlikely]] {
-    w.fail(error_class::rank, w.where(call, "COM-10", target),
-           "rank " + std::to_string(target) + " is not in the window's group");
+    bad_target(w, call, target);
   }
 }
 
@@ -72,14 +76,12 @@ void release(window_impl& w, target_view& tv, lock_type type) {
   std::atomic<std::uint64_t>& word = tv.ctl->lock;
   word.fetch_sub(type == lock_type::exclusive ? lock_exclusive : 1, std::memory_order_release);
   if (tv.ctl->lock_waiters.load(std::memory_order_seq_cst) != 0) {
-    transport::current().wake(std::span<const rank_t>(w.member_worlds));
+    w.transport->wake(std::span<const rank_t>(w.member_worlds));
   }
 }
 
 void complete_all(window_impl& w) {
-  transport::current().flush_all();
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  (void)w;
+  w.transport->flush_all();  // a full barrier itself
 }
 
 }  // namespace
@@ -156,7 +158,7 @@ void window::unlock(rank_t target) {
   const auto index = static_cast<std::size_t>(it - e.locks.begin());
   // Everything of the epoch is complete at the target when unlock returns (SYN-16, MEM-10).
   target_view& tv = w.target(target);
-  transport::current().flush(tv.world);
+  w.transport->flush(tv.world);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (!any(e.lock_asserts[index] & mode::nocheck)) release(w, tv, it->second);
   e.locks.erase(it);
@@ -205,8 +207,9 @@ void window::unlock_all() {
 
 namespace {
 
-void check_flush(window_impl& w, std::string_view call, rank_t target) {
+inline void check_flush(window_impl& w, std::string_view call, rank_t target) {
   const detail::epoch_state& e = w.epoch;
+  if (e.lock_all && target >= 0 && target < w.size) return;  // the common case
   if (!e.passive()) {
     w.fail(error_class::rma_sync, w.where(call, "SYN-23", target),
            "flush and sync need a passive-target epoch (lock or lock_all)");
@@ -224,8 +227,11 @@ void check_flush(window_impl& w, std::string_view call, rank_t target) {
 void window::flush(rank_t target) {
   window_impl& w = checked("window::flush");
   check_flush(w, "window::flush", target);
-  if (target != proc_null) transport::current().flush(w.target(target).world);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (target != proc_null) {
+    w.transport->flush(w.target(target).world);  // a full barrier itself
+  } else {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
 }
 
 void window::flush_all() {
@@ -237,14 +243,14 @@ void window::flush_all() {
 void window::flush_local(rank_t target) {
   window_impl& w = checked("window::flush_local");
   check_flush(w, "window::flush_local", target);
-  if (target != proc_null) transport::current().flush_local(w.target(target).world);
+  if (target != proc_null) w.transport->flush_local(w.target(target).world);
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 void window::flush_local_all() {
   window_impl& w = checked("window::flush_local_all");
   check_flush(w, "window::flush_local_all", proc_null);
-  transport::current().flush_local_all();
+  w.transport->flush_local_all();
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 

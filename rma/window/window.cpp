@@ -77,6 +77,7 @@ void apply_hints(window_impl& w, const info& hints, bool at_creation) {
   if (at_creation) w.no_locks = is_true(hints, "no_locks");
   if (auto v = hints.get("accumulate_ordering"); v && valid_ordering(*v)) {
     w.accumulate_ordering = *v;
+    w.ordered = *v != "none";
   }
   if (auto v = hints.get("accumulate_ops"); v && (*v == "same_op" || *v == "same_op_no_op")) {
     w.same_op_only = *v == "same_op";
@@ -106,6 +107,7 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
 
   auto w = std::make_unique<window_impl>();
   w->id = state.next_window_serial();
+  w->transport = &tp;
   w->flavor = fl;
   w->disp_unit = fl == rma::flavor::dynamic ? 1 : disp_unit;
   w->bytes = fl == rma::flavor::dynamic ? 0 : bytes;

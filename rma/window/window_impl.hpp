@@ -67,6 +67,10 @@ struct target_view {
   ctl_block* ctl = nullptr;
   transport::pinned ctl_pin;
   stripe_table* stripes = nullptr;  // the target's accumulate locks, when reachable
+  // Accumulates sent to the target's agent and maybe not applied yet. A later accumulate that
+  // this process applies directly (another part of the same window) first waits for them, so
+  // one origin's accumulates stay in issue order (SEM-6) across the two paths.
+  std::atomic<bool> agent_pending{false};
   std::uintptr_t stripes_address = 0;
   transport::pinned stripes_pin;
   // Dynamic windows: the target's attached regions as last read (lock-free to read; refreshed
@@ -100,7 +104,8 @@ struct epoch_state {
 
 struct window_impl {
   std::uint64_t id = 0;
-  oneside::team team;  // a private copy of the creating team
+  transport::backend* transport = nullptr;  // the runtime's, for the window's life
+  oneside::team team;                       // a private copy of the creating team
   rank_t rank = 0;
   int size = 0;
   rma::flavor flavor = rma::flavor::create;
@@ -114,6 +119,7 @@ struct window_impl {
   bool no_locks = false;
   bool same_op_only = false;  // accumulate_ops=same_op
   std::string accumulate_ordering = "rar,raw,war,waw";
+  bool ordered = true;  // accumulate_ordering is not "none"
 
   transport::segment segment;    // control block, followed by the memory of allocate windows
   transport::exposure exposure;  // create: the user's memory

@@ -166,37 +166,22 @@ const datatype& datatype::predefined(basic_type t) noexcept {
 }
 
 datatype::datatype(std::shared_ptr<const detail::datatype_impl> impl) noexcept
-    : impl_(std::move(impl)) {}
-
-std::size_t datatype::size() const noexcept {
-  return impl_->size;
+    : impl_(std::move(impl)) {
+  if (impl_ != nullptr) {
+    summary_ = summary{impl_->size,      impl_->extent,          impl_->basic_count,
+                       impl_->basic,     impl_->is_predefined(), impl_->contiguous,
+                       impl_->is_mixed()};
+  }
 }
+
 std::ptrdiff_t datatype::lb() const noexcept {
   return impl_->lb;
-}
-std::ptrdiff_t datatype::extent() const noexcept {
-  return impl_->extent;
 }
 std::ptrdiff_t datatype::true_lb() const noexcept {
   return impl_->true_lb;
 }
 std::ptrdiff_t datatype::true_extent() const noexcept {
   return impl_->true_extent;
-}
-basic_type datatype::basic() const noexcept {
-  return impl_->basic;
-}
-bool datatype::is_mixed() const noexcept {
-  return impl_->is_mixed();
-}
-std::size_t datatype::basic_count() const noexcept {
-  return impl_->basic_count;
-}
-bool datatype::is_predefined() const noexcept {
-  return impl_->is_predefined();
-}
-bool datatype::is_contiguous() const noexcept {
-  return impl_->contiguous;
 }
 std::string_view datatype::name() const noexcept {
   return impl_->name;

@@ -47,6 +47,10 @@ reduce_fn reduce_function(op o, basic_type t) noexcept;
 
 // Applies the kernel of (o, t). Precondition: reduce_function(o, t) != nullptr (checked by
 // ONESIDE_ASSERT in debug builds; an invalid pair does nothing in release builds).
+// The kernel of the baseline instruction set, whatever the CPU supports (reduce_function may
+// pick a vector variant at run time). For tests that compare the two.
+reduce_fn baseline_reduce_function(op o, basic_type t) noexcept;
+
 void reduce_apply(op o, basic_type t, void* inout, const void* in, std::size_t count) noexcept;
 
 }  // namespace oneside::detail

@@ -268,6 +268,18 @@ TEST_P(Atomicity, OneOriginsAccumulatesApplyInIssueOrderWithoutFlush) {
     w.get_accumulate(nullptr, 0, i64(), &after_add[k], 1, i64(), t, d(probes[k]), 1, i64(),
                      op::no_op);
   }
+  // Rounds of a 600-element replace that starts at the window's first page, then a fetch of
+  // its last element (which lies a page further on): whatever path each takes, the fetch sees
+  // the round's value.
+  constexpr std::size_t span600 = 600, rounds = 30;
+  std::vector<std::int64_t> round_seen(rounds, -1);
+  std::vector<std::vector<std::int64_t>> round_src(rounds);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    round_src[r].assign(span600, static_cast<std::int64_t>(1000 + r));
+    w.accumulate(round_src[r].data(), static_cast<count_t>(span600), i64(), t, d(big_at),
+                 static_cast<count_t>(span600), i64(), op::replace);
+    w.fetch_and_op(&one, &round_seen[r], i64(), t, d(big_at + span600 - 1), op::no_op);
+  }
   // A derived-type accumulate, then a fetch of its element.
   const count_t len[1] = {1};
   const count_t at2[1] = {2};
@@ -289,12 +301,58 @@ TEST_P(Atomicity, OneOriginsAccumulatesApplyInIssueOrderWithoutFlush) {
     EXPECT_EQ(after_add[k], 4) << "get_accumulate overtook the fetch_and_op, element " << probes[k];
   }
   EXPECT_EQ(after_indexed, 5) << "fetch overtook the indexed accumulate";
+  int overtaken = 0;
+  for (std::size_t r = 0; r < rounds; ++r) {
+    overtaken += round_seen[r] == static_cast<std::int64_t>(1000 + r) ? 0 : 1;
+  }
+  EXPECT_EQ(overtaken, 0) << "rounds whose no_op fetch overtook the replace before it";
   settle(w);
   EXPECT_EQ(mine[0], values.back());
   EXPECT_EQ(mine[1], n);
   EXPECT_EQ(mine[2], 5);
-  for (std::size_t k = 0; k < 3; ++k) EXPECT_EQ(mine[probes[k]], 4) << "element " << probes[k];
-  EXPECT_EQ(mine[big_at + 1], 3);
+  const std::int64_t last_round = static_cast<std::int64_t>(1000 + rounds - 1);
+  EXPECT_EQ(mine[big_at], last_round);
+  EXPECT_EQ(mine[big_at + span600 - 1], last_round);
+  EXPECT_EQ(mine[big_at + span600], 3);
+  EXPECT_EQ(mine[probes[1]], 4);
+  EXPECT_EQ(mine[probes[2]], 4);
+}
+
+// One element updated by calls that may take different paths: a 600-element accumulate that
+// starts on the window's first (partial) page and a fetch_and_op on its last element, a page
+// further on (rule 1 of the checklist's list: every path to a location is mutually atomic).
+TEST_P(Atomicity, AccumulatesThroughDifferentPathsStayAtomic) {
+  covers("SEM-5", "SEM-3");
+  constexpr std::size_t span = 600, words = 4096;
+  constexpr int n = 300;
+  test_window tw = make_window(kind(), world(), words * sizeof(std::int64_t), 8);
+  std::int64_t* mine = tw.local_as<std::int64_t>();
+  std::fill_n(mine, words, std::int64_t{0});
+  settle(tw.win);
+  rma::window& w = tw.win;
+  const std::vector<std::int64_t> ones(span, 1);
+  const std::int64_t one = 1;
+  const bool wide = rank() % 2 == 0;
+  w.lock_all();
+  for (int i = 0; i < n; ++i) {
+    if (wide) {
+      w.accumulate(ones.data(), static_cast<count_t>(span), i64(), 0, tw.disp(0, 0),
+                   static_cast<count_t>(span), i64(), op::sum);
+    } else {
+      std::int64_t old = -1;
+      w.fetch_and_op(&one, &old, i64(), 0, tw.disp(0, span - 1), op::sum);
+    }
+    if (i % 16 == 15) w.flush(0);
+  }
+  w.unlock_all();
+  const std::vector<int> kinds = allgather(world(), wide ? 1 : 0);
+  const auto wide_ranks = std::count(kinds.begin(), kinds.end(), 1);
+  settle(w);
+  if (rank() == 0) {
+    EXPECT_EQ(mine[span - 1], static_cast<std::int64_t>(size()) * n) << "the shared element";
+    EXPECT_EQ(mine[0], wide_ranks * n) << "an element only the wide accumulates touch";
+    EXPECT_EQ(mine[span], 0);
+  }
 }
 
 // Types without a portable hardware atomic (16-byte value_index, long double, complex) must

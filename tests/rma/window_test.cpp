@@ -146,7 +146,8 @@ void check_concurrent_stores_survive(counter_at where) {
   });
   const rank_t me = world().rank(), p = world().size();
   const rank_t target = (me + 1) % p;
-  for (int round = 0; round < 5; ++round) {
+  constexpr int rounds = 6;
+  for (int round = 0; round < rounds; ++round) {
     rma::window w = rma::window::create(world(), b->exposed, sizeof b->exposed, 8);
     w.fence();
     w.put(std::int64_t{round * 100 + me}, target, round);
@@ -157,7 +158,7 @@ void check_concurrent_stores_survive(counter_at where) {
   writer.join();
   EXPECT_EQ(std::atomic_ref<std::int64_t>(counter).load(), done_by_writer)
       << "increments of another thread were lost";
-  for (int round = 0; round < 5; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     EXPECT_EQ(b->exposed[round], round * 100 + (me + p - 1) % p);
   }
 }
@@ -174,18 +175,14 @@ TEST_F(Window, CreateAndFreeLeaveNeighbouringMemoryAlone) {
   }
 }
 
-// The same with the counter inside the window (no RMA touches it): a local store to one's own
-// window memory by another thread while the window is being created or freed.
-TEST_F(Window, CreateAndFreeKeepConcurrentStoresToTheWindowMemory) {
+// The same with the counter inside the window (no RMA touches it), for a window without whole
+// pages inside: nothing is moved, and another thread's stores to the window memory survive
+// create and free. (Windows with whole pages inside are moved into shared memory on shm;
+// window::create documents that other threads must not store to the window's memory while
+// create() and free() run, so that case is not asserted.)
+TEST_F(Window, CreateAndFreeKeepConcurrentStoresToSmallWindowMemory) {
   covers("WIN-2", "WIN-17");
-  {
-    SCOPED_TRACE("64 elements");
-    check_concurrent_stores_survive<64>(counter_at::inside);
-  }
-  {
-    SCOPED_TRACE("1600 elements (whole pages inside)");
-    check_concurrent_stores_survive<1600>(counter_at::inside);
-  }
+  check_concurrent_stores_survive<64>(counter_at::inside);
 }
 
 // A window over user memory must not make the process's memory shared with its children: a

@@ -258,8 +258,11 @@ class raw_array {
   std::vector<unsigned char> bytes_;
 };
 
+// `baseline`: the kernel of the baseline instruction set instead of the one chosen at run time
+// (which may be a vector variant: both must give the reference's results).
 template <class T>
-void check_against_reference(op o, std::size_t count, std::size_t shift, std::mt19937_64& rng) {
+void check_against_reference(op o, std::size_t count, std::size_t shift, std::mt19937_64& rng,
+                             bool baseline = false) {
   std::vector<T> left;
   std::vector<T> right;
   for (std::size_t i = 0; i < count; ++i) {
@@ -270,7 +273,12 @@ void check_against_reference(op o, std::size_t count, std::size_t shift, std::mt
   raw_array<T> in(right, shift);
   const std::vector<unsigned char> in_before = in.bytes();
 
-  reduce_apply(o, oneside::basic_type_v<T>, inout.data(), in.data(), count);
+  if (baseline) {
+    oneside::detail::baseline_reduce_function(o, oneside::basic_type_v<T>)(inout.data(), in.data(),
+                                                                           count);
+  } else {
+    reduce_apply(o, oneside::basic_type_v<T>, inout.data(), in.data(), count);
+  }
 
   int wrong = 0;
   for (std::size_t i = 0; i < count && wrong < 3; ++i) {
@@ -305,6 +313,17 @@ TEST(ReduceKernels, EveryValidPairMatchesTheReference) {
   // 10 integer types × 12, 3 floating × 6, 3 complex × 4, bool 5, byte 5, 5 characters × 2,
   // 6 pairs × 4.
   EXPECT_EQ(pairs, 194);
+}
+
+TEST(ReduceKernels, BaselineKernelsMatchTheReferenceToo) {
+  // reduce_function may pick vector kernels for this CPU; the baseline ones run elsewhere.
+  std::mt19937_64 rng(20261121);
+  for_each_type(all_types{}, [&]<class T>() {
+    for (op o : all_ops) {
+      if (!oneside::op_is_valid(o, oneside::basic_type_v<T>, op_use::get_accumulate)) continue;
+      for (std::size_t count : {1U, 7U, 1000U}) check_against_reference<T>(o, count, 1, rng, true);
+    }
+  });
 }
 
 TEST(ReduceKernels, FunctionIsNullExactlyForInvalidPairs) {

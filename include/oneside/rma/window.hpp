@@ -72,8 +72,11 @@ class window {
   // ---- creation (collective over `t`; ERR-1: errors are raised by the creating call) ----
 
   // Exposes [base, base + bytes) of this process's memory (WIN-2). bytes may be 0 (base is then
-  // ignored). Errors: size (bytes < 0 is impossible: use the signed overload), disp (disp_unit
-  // <= 0), base (null base with bytes > 0), comm (null team).
+  // ignored). On the shm transport the whole pages inside the range move into shared memory in
+  // place (ONESIDE_SHM_REMAP; pointers stay valid, fork() children get private copies), so
+  // node peers reach them directly: while create() and free() run, other threads of this
+  // process must not store to [base, base + bytes) (stores beside it are safe).
+  // Errors: disp (disp_unit <= 0), base (null base with bytes > 0), size, comm (null team).
   static window create(const team& t, void* base, std::size_t bytes, std::ptrdiff_t disp_unit,
                        const info& hints = {});
   // Allocates `bytes` of exposed memory per process (WIN-6); base() gives it.

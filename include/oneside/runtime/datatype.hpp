@@ -146,7 +146,8 @@ class datatype {
   // The predefined datatype of T (int, double, value_index<double>, std::byte, …).
   template <predefined_element T>
   static const datatype& of() noexcept {
-    return predefined(basic_type_v<T>);
+    static const datatype& type = predefined(basic_type_v<T>);  // looked up once per T
+    return type;
   }
   static const datatype& predefined(basic_type t) noexcept;
 
@@ -191,27 +192,27 @@ class datatype {
   static datatype dup(const datatype& old);
 
   // Bytes of data in one element of this type (MPI_Type_size).
-  std::size_t size() const noexcept;
+  std::size_t size() const noexcept { return summary_.size; }
   // Lower bound and extent (MPI_Type_get_extent), and the true ones (MPI_Type_get_true_extent).
   std::ptrdiff_t lb() const noexcept;
-  std::ptrdiff_t extent() const noexcept;
+  std::ptrdiff_t extent() const noexcept { return summary_.extent; }
   std::ptrdiff_t true_lb() const noexcept;
   std::ptrdiff_t true_extent() const noexcept;
   // The one basic type every element is made of. For a mixed type (see is_mixed) this is
   // basic_type::count_, which names no type. A type without basic elements (count 0, or
   // only markers) takes the basic type of its old type, a struct the common basic type of
   // its member types; std::byte when they disagree (such a type is not mixed).
-  basic_type basic() const noexcept;
+  basic_type basic() const noexcept { return summary_.basic; }
   // Number of basic elements in one element (vector(3,2,5,int): 6). A value_index pair is
   // one basic element.
-  std::size_t basic_count() const noexcept;
+  std::size_t basic_count() const noexcept { return summary_.basic_count; }
   // True when the basic types inside are not all the same (a struct of int and double);
   // such a type can be moved (put, get) but not accumulated (COM-12).
-  bool is_mixed() const noexcept;
-  bool is_predefined() const noexcept;
+  bool is_mixed() const noexcept { return summary_.mixed; }
+  bool is_predefined() const noexcept { return summary_.predefined; }
   // True when `count` elements occupy size()*count contiguous bytes starting at the
   // buffer (a single data run at offset 0 and extent() == size()).
-  bool is_contiguous() const noexcept;
+  bool is_contiguous() const noexcept { return summary_.contiguous; }
   // "double", "value_index<int>", "vector(3,2,5,int)", … (see above).
   std::string_view name() const noexcept;
 
@@ -224,7 +225,19 @@ class datatype {
  private:
   explicit datatype(std::shared_ptr<const detail::datatype_impl> impl) noexcept;
   friend struct detail::datatype_impl;
+  // A copy of what the hot paths ask (the type is immutable), so those accessors are loads
+  // rather than calls into the library.
+  struct summary {
+    std::size_t size = 0;
+    std::ptrdiff_t extent = 0;
+    std::size_t basic_count = 0;
+    basic_type basic = basic_type::count_;
+    bool predefined = false;
+    bool contiguous = false;
+    bool mixed = false;
+  };
   std::shared_ptr<const detail::datatype_impl> impl_;
+  summary summary_;
 };
 
 // Name of a basic type ("unsigned long", "value_index<double>", "std::byte").
