@@ -852,7 +852,7 @@ class report:
                              "n/a" if p is None else
                              f"{fmt_time(self.time('oneside', n, ob))} vs "
                              f"{fmt_time(self.time('mpi', n, 'mpi_' + ob))}: "
-                             f"{fmt_pair(p)} (runs: {fmt_range(p)})",
+                             f"{p.median:.3f}× (runs: {fmt_range(p)})",
                              self.verdict(None if p is None else p.median <= 0.75, p,
                                           lambda v: v <= 0.75)))
             # 2. 8-byte put rate.
@@ -861,7 +861,7 @@ class report:
             rows.append((f"{at}: 8 B put rate ≥ 1.5× Open MPI's ({sm}), allocate window",
                          "n/a" if p is None else
                          f"{fmt_rate(self.time('oneside', n, ob))} vs "
-                         f"{fmt_rate(self.time('mpi', n, 'mpi_' + ob))}: {fmt_pair(p)} "
+                         f"{fmt_rate(self.time('mpi', n, 'mpi_' + ob))}: {p.median:.3f}× "
                          f"(runs: {fmt_range(p)})",
                          self.verdict(None if p is None else p.median >= 1.5, p,
                                       lambda v: v >= 1.5)))
