@@ -260,9 +260,8 @@ inline void order_after_agent(window_impl& w, target_view& tv) {
 inline bool contiguous_fast(window_impl& w, acc_kind kind, op o, const std::byte* origin,
                             std::byte* result, const std::byte* compare, const datatype& type,
                             count_t count, rank_t target, disp_t disp) noexcept {
-  if (!type.is_predefined() || !type.is_contiguous() || w.flavor == rma::flavor::dynamic ||
-      disp < 0 || target < 0 || target >= w.size || count < 1 ||
-      (kind == acc_kind::compare_and_swap && count != 1)) {
+  if (!type.is_predefined() || !type.is_contiguous() || target < 0 || target >= w.size ||
+      count < 1 || (kind == acc_kind::compare_and_swap && count != 1)) {
     return false;
   }
   const bool carries_origin = o != op::no_op;
@@ -281,20 +280,15 @@ inline bool contiguous_fast(window_impl& w, acc_kind kind, op o, const std::byte
   if (!e.covers(target)) return false;
   target_view& tv = w.target(target);
   std::uint64_t size = 0;
-  std::uint64_t offset = 0;
-  if (tv.direct_base == nullptr ||
-      __builtin_mul_overflow(static_cast<std::uint64_t>(count), type.size(), &size) ||
-      __builtin_mul_overflow(static_cast<std::uint64_t>(disp),
-                             static_cast<std::uint64_t>(tv.disp_unit), &offset) ||
-      offset < tv.direct_lo || offset > tv.direct_hi || size > tv.direct_hi - offset) {
-    return false;
-  }
+  if (__builtin_mul_overflow(static_cast<std::uint64_t>(count), type.size(), &size)) return false;
+  const direct_span d = find_direct(w, tv, disp, size);
+  if (d.pointer == nullptr) return false;
   if (e.fence_open && !e.fence_used.load(std::memory_order_relaxed)) {
     e.fence_used.store(true, std::memory_order_relaxed);
   }
   order_after_agent(w, tv);
-  std::byte* t = tv.direct_base + offset;
-  const std::uintptr_t key = tv.base + offset;  // the owner's address: the stripe key
+  std::byte* t = d.pointer;
+  const std::uintptr_t key = d.address;  // the owner's address: the stripe key
   const auto apply = [&] {
     if (fetching) std::memcpy(result, t, size);
     if (kind == acc_kind::compare_and_swap) {

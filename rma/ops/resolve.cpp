@@ -59,17 +59,6 @@ const region_snapshot* refresh_regions(target_view& tv) {
   return published;
 }
 
-const region_view* find_region(const region_snapshot* s, std::uintptr_t lo, std::uintptr_t hi) {
-  if (s == nullptr) return nullptr;
-  auto it = std::upper_bound(s->regions.begin(), s->regions.end(), lo,
-                             [](std::uintptr_t a, const region_view& r) { return a < r.base; });
-  if (it == s->regions.begin()) return nullptr;
-  --it;
-  // The whole range must lie inside this one region (not across two adjacent ones).
-  if (lo >= it->base && hi <= it->base + it->len) return &*it;
-  return nullptr;
-}
-
 }  // namespace
 
 resolved resolve_target(window_impl& w, std::string_view call, rank_t target, disp_t disp,

@@ -6,6 +6,7 @@
 // memory makes it reachable, a load/store pointer to it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -22,6 +23,53 @@ struct resolved {
   std::uintptr_t address = 0;   // start of the target buffer in the target's address space
   std::byte* direct = nullptr;  // load/store pointer to it, or null
 };
+
+// The load/store pointer to `bytes` bytes at `disp` of `tv` and their address in the target's
+// space (the stripe key), when all of them lie in memory this process reaches directly and the
+// view of the target is current; null otherwise (the caller then takes the checked path,
+// which refreshes a stale region view and raises the errors). The fast paths' one lookup:
+// an offset check for windows with a base, a search of the current region snapshot for
+// dynamic windows (displacements are addresses there).
+struct direct_span {
+  std::byte* pointer = nullptr;
+  std::uintptr_t address = 0;
+};
+// The region of `s` holding all of [lo, hi) (not spread over two adjacent ones), or null.
+inline const region_view* find_region(const region_snapshot* s, std::uintptr_t lo,
+                                      std::uintptr_t hi) noexcept {
+  if (s == nullptr) return nullptr;
+  auto it = std::upper_bound(s->regions.begin(), s->regions.end(), lo,
+                             [](std::uintptr_t a, const region_view& r) { return a < r.base; });
+  if (it == s->regions.begin()) return nullptr;
+  --it;
+  // The whole range must lie inside this one region (not across two adjacent ones).
+  if (lo >= it->base && hi <= it->base + it->len) return &*it;
+  return nullptr;
+}
+
+inline direct_span find_direct(const window_impl& w, target_view& tv, disp_t disp,
+                               std::uint64_t bytes) noexcept {
+  if (disp < 0) return {};
+  if (w.flavor == rma::flavor::dynamic) {
+    const auto lo = static_cast<std::uintptr_t>(disp);
+    const region_snapshot* s = tv.regions.load(std::memory_order_acquire);
+    if (s == nullptr || lo + bytes < lo ||
+        s->version != tv.ctl->regions_version.load(std::memory_order_acquire)) {
+      return {};
+    }
+    const region_view* reg = find_region(s, lo, lo + bytes);
+    if (reg == nullptr || reg->direct == nullptr) return {};
+    return {reg->direct + (lo - reg->base), lo};
+  }
+  std::uint64_t offset = 0;
+  if (tv.direct_base == nullptr ||
+      __builtin_mul_overflow(static_cast<std::uint64_t>(disp),
+                             static_cast<std::uint64_t>(tv.disp_unit), &offset) ||
+      offset < tv.direct_lo || offset > tv.direct_hi || bytes > tv.direct_hi - offset) {
+    return {};
+  }
+  return {tv.direct_base + offset, tv.base + offset};
+}
 
 resolved resolve_target(window_impl& w, std::string_view call, rank_t target, disp_t disp,
                         count_t target_count, const datatype& target_type);

@@ -79,29 +79,22 @@ void check_signature(window_impl& w, std::string_view call, count_t origin_count
 // and takes the general path, which also raises the errors.
 bool transfer_fast(window_impl& w, bool write, std::byte* origin, count_t count,
                    const datatype& type, rank_t target, disp_t disp) noexcept {
-  if (!type.is_contiguous() || w.flavor == rma::flavor::dynamic || origin == nullptr ||
-      count <= 0 || disp < 0 || target < 0 || target >= w.size) {
+  if (!type.is_contiguous() || origin == nullptr || count <= 0 || target < 0 || target >= w.size) {
     return false;
   }
   detail::epoch_state& e = w.epoch;
   if (!e.covers(target)) return false;
-  detail::target_view& tv = w.target(target);
-  if (tv.direct_base == nullptr) return false;
   std::uint64_t bytes = 0;
-  std::uint64_t offset = 0;
-  if (__builtin_mul_overflow(static_cast<std::uint64_t>(count), type.size(), &bytes) ||
-      __builtin_mul_overflow(static_cast<std::uint64_t>(disp),
-                             static_cast<std::uint64_t>(tv.disp_unit), &offset) ||
-      offset < tv.direct_lo || offset > tv.direct_hi || bytes > tv.direct_hi - offset) {
-    return false;
-  }
+  if (__builtin_mul_overflow(static_cast<std::uint64_t>(count), type.size(), &bytes)) return false;
+  const detail::direct_span d = detail::find_direct(w, w.target(target), disp, bytes);
+  if (d.pointer == nullptr) return false;
   if (e.fence_open && !e.fence_used.load(std::memory_order_relaxed)) {
     e.fence_used.store(true, std::memory_order_relaxed);
   }
   if (write) {
-    std::memcpy(tv.direct_base + offset, origin, bytes);
+    std::memcpy(d.pointer, origin, bytes);
   } else {
-    std::memcpy(origin, tv.direct_base + offset, bytes);
+    std::memcpy(origin, d.pointer, bytes);
   }
   return true;
 }

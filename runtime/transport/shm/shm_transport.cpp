@@ -22,6 +22,7 @@
 #include "error/check.hpp"
 #include "transport/am_registry.hpp"
 #include "transport/amo_local.hpp"
+#include "transport/shm/page_move.hpp"
 
 namespace oneside::transport {
 
@@ -272,7 +273,7 @@ void shm::stop_agent() noexcept {
 void shm::release_all() noexcept {
   std::lock_guard lock(segments_mutex_);
   for (auto& [id, e] : exposures_) {
-    if (e.remapped) restore_private_memory(e.pages_begin, e.pages_len);
+    if (e.remapped) move_to_private(e.pages_begin, e.pages_len, e.fenced);
   }
   for (auto& [id, seg] : segments_) seg.object.unlink();
   segments_.clear();
@@ -319,100 +320,11 @@ segment shm::allocate_segment(std::size_t bytes) {
   return segment(this, base, bytes, id);
 }
 
-namespace {
-
-// True when every page of [begin, end) belongs to an anonymous private read-write mapping (the
-// heap, a stack, anonymous mmap): pages that can be moved into shared memory without changing
-// what the program sees. File mappings and shared mappings are left alone.
-bool anonymous_private(std::uintptr_t begin, std::uintptr_t end) {
-  std::FILE* maps = std::fopen("/proc/self/maps", "r");
-  if (maps == nullptr) return false;
-  std::uintptr_t covered = begin;
-  char line[512];
-  bool ok = true;
-  while (ok && covered < end && std::fgets(line, sizeof line, maps) != nullptr) {
-    unsigned long lo = 0, hi = 0, offset = 0, inode = 0;
-    char perms[8] = {};
-    char dev[16] = {};
-    int path_at = 0;
-    if (std::sscanf(line, "%lx-%lx %7s %lx %15s %lu %n", &lo, &hi, perms, &offset, dev, &inode,
-                    &path_at) < 6) {
-      continue;
-    }
-    if (hi <= covered || lo >= end) continue;
-    if (lo > covered) ok = false;  // a hole
-    std::string_view path(line + path_at);
-    while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.remove_suffix(1);
-    const bool anonymous = inode == 0 && (path.empty() || path == "[heap]" || path == "[stack]");
-    ok = ok && anonymous && std::string_view(perms).substr(0, 4) == "rw-p";
-    covered = hi;
-  }
-  std::fclose(maps);
-  return ok && covered >= end;
-}
-
-}  // namespace
-
-namespace {
-
-// Gives [begin, begin + len) private anonymous pages with the same contents.
-void make_private(std::uintptr_t begin, std::size_t len) noexcept {
-  void* pages = reinterpret_cast<void*>(begin);
-  void* copy = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (copy == MAP_FAILED) return;  // keep the shared pages: still correct, just shared
-  std::memcpy(copy, pages, len);
-  if (::mmap(pages, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
-      pages) {
-    std::memcpy(pages, copy, len);
-  }
-  ::munmap(copy, len);
-}
-
-// Every range of this process moved into shared memory, for fork(): the child gets private
-// copies at once, so what it writes stays in the child, as with the copy-on-write pages the
-// program had before (and the parent's later writes do not show in the child). A fixed table
-// of atomics, since the child may not take locks other threads held at the fork.
-struct remapped_range {
-  std::atomic<std::uintptr_t> begin{0};
-  std::atomic<std::size_t> len{0};
-};
-constexpr std::size_t max_remapped = 1024;
-remapped_range g_remapped[max_remapped];
-
-void privatize_in_child() noexcept {
-  for (remapped_range& r : g_remapped) {
-    const std::uintptr_t b = r.begin.load(std::memory_order_acquire);
-    if (b != 0) make_private(b, r.len.load(std::memory_order_relaxed));
-  }
-}
-
-bool remember_remapped(std::uintptr_t begin, std::size_t len) noexcept {
-  static std::once_flag registered;
-  std::call_once(registered, [] { ::pthread_atfork(nullptr, nullptr, &privatize_in_child); });
-  for (remapped_range& r : g_remapped) {
-    std::uintptr_t expected = 0;
-    if (r.begin.load(std::memory_order_relaxed) == 0) {
-      r.len.store(len, std::memory_order_relaxed);
-      if (r.begin.compare_exchange_strong(expected, begin, std::memory_order_release)) return true;
-    }
-  }
-  return false;
-}
-
-void forget_remapped(std::uintptr_t begin) noexcept {
-  for (remapped_range& r : g_remapped) {
-    std::uintptr_t expected = begin;
-    if (r.begin.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) return;
-  }
-}
-
-}  // namespace
-
-// Moves the pages [begin, begin + len) into a new shared-memory object, in place: their
-// contents are copied into the object, which is then mapped over them (MAP_FIXED), so every
-// pointer into them stays valid and node peers can map the object and load/store directly.
+// Moves the pages [begin, begin + len) into a new shared-memory object in place (page_move.hpp):
+// every pointer into them stays valid and node peers map the object and load/store directly.
 // Caller holds segments_mutex_.
-bool shm::remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::size_t len) {
+bool shm::remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::size_t len,
+                                   bool fenced) {
   const std::string name = shm_name(job_, segment_name(rank_, id));
   shm_object obj;
   try {
@@ -420,29 +332,16 @@ bool shm::remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::
   } catch (const error&) {
     return false;
   }
-  void* pages = reinterpret_cast<void*>(begin);
-  if (!remember_remapped(begin, len)) {
+  const int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
+  const bool moved = fd >= 0 && move_to_shared(fd, begin, len, fenced);
+  if (fd >= 0) ::close(fd);
+  if (!moved) {
     obj.unlink();
     return false;
-  }
-  std::memcpy(obj.data(), pages, len);
-  const int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
-  void* at = fd >= 0 ? ::mmap(pages, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0)
-                     : MAP_FAILED;
-  if (fd >= 0) ::close(fd);
-  if (at != pages) {
-    forget_remapped(begin);
-    obj.unlink();
-    return false;  // the pages stay as they were (MAP_FIXED fails before replacing anything)
   }
   // The object keeps its own second mapping (address space only: the pages are the same).
   segments_.emplace(id, published_segment{std::move(obj), begin, len});
   return true;
-}
-
-void shm::restore_private_memory(std::uintptr_t begin, std::size_t len) noexcept {
-  forget_remapped(begin);
-  make_private(begin, len);
 }
 
 exposure shm::expose(void* base, std::size_t bytes) {
@@ -450,23 +349,40 @@ exposure shm::expose(void* base, std::size_t bytes) {
   std::lock_guard lock(segments_mutex_);
   const std::uint64_t id = next_segment_id_++;
   const auto address = reinterpret_cast<std::uintptr_t>(base);
-  exposed_range e{address, bytes, false, 0, 0};
+  exposed_range e{address, bytes, false, false, 0, 0};
   // In a job of several ranks, move anonymous private memory into shared memory so node peers
-  // reach it by load/store instead of cross-memory attach and the owner's agent. Only the pages
-  // that lie wholly inside the range: a page shared with other data (the heap block's
-  // neighbours) is never touched, so other threads writing there lose nothing. Pages already
-  // shared (a segment, or another exposure) are left as they are.
+  // reach it by load/store instead of cross-memory attach and the owner's agent. Every page the
+  // range touches when stores can be held off while the pages move (page_move.hpp), so no
+  // store of another thread, beside the range or in it, is lost; otherwise only the pages that
+  // lie wholly inside the range (a page shared with other data is never touched then). Pages
+  // already shared (a segment, or another exposure sharing an edge page) are left as they are.
   if (opts_.remap_user_memory && size_ > 1 && bytes > 0) {
     const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const std::uintptr_t begin = (address + page - 1) & ~(page - 1);
-    const std::uintptr_t end = (address + bytes) & ~(page - 1);
-    bool overlaps = false;
-    for (const auto& [sid, seg] : segments_) {
-      overlaps = overlaps || (begin < seg.base + seg.len && seg.base < end);
+    const bool fenced = can_fence_writes();
+    std::uintptr_t begin = fenced ? address & ~(page - 1) : (address + page - 1) & ~(page - 1);
+    std::uintptr_t end =
+        fenced ? (address + bytes + page - 1) & ~(page - 1) : (address + bytes) & ~(page - 1);
+    const auto held = [&](std::uintptr_t lo, std::uintptr_t hi) {
+      for (const auto& [sid, seg] : segments_) {
+        if (lo < seg.base + seg.len && seg.base < hi) return true;
+      }
+      return false;
+    };
+    // An edge page on this thread's own stack stays put: this thread keeps writing there
+    // (its calls' frames), and a fenced store of the mover itself would wait for ever.
+    const stack_range own = this_thread_stack();
+    const auto on_own_stack = [&](std::uintptr_t lo) { return lo < own.hi && own.lo < lo + page; };
+    if (begin < end && (held(begin, begin + page) || (begin < address && on_own_stack(begin)))) {
+      begin += page;
     }
-    if (begin < end && !overlaps && segments_.size() < max_segments &&
-        anonymous_private(begin, end) && remap_into_shared_memory(id, begin, end - begin)) {
+    if (begin < end &&
+        (held(end - page, end) || (end > address + bytes && on_own_stack(end - page)))) {
+      end -= page;
+    }
+    if (begin < end && !held(begin, end) && segments_.size() < max_segments &&
+        anonymous_private(begin, end) && remap_into_shared_memory(id, begin, end - begin, fenced)) {
       e.remapped = true;
+      e.fenced = fenced;
       e.pages_begin = begin;
       e.pages_len = end - begin;
       publish_table();
@@ -501,7 +417,7 @@ void shm::release(exposure& e) noexcept {
       segments_.erase(seg);
       publish_table();
     }
-    restore_private_memory(it->second.pages_begin, it->second.pages_len);
+    move_to_private(it->second.pages_begin, it->second.pages_len, it->second.fenced);
   }
   exposures_.erase(it);
 }

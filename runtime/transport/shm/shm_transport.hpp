@@ -155,11 +155,12 @@ class shm final : public backend {
     std::uintptr_t base;
     std::size_t len;
     bool remapped;               // its pages were moved into shared memory (segment `id`)
+    bool fenced;                 // with stores held off while they moved (page_move.hpp)
     std::uintptr_t pages_begin;  // the remapped pages, when remapped
     std::size_t pages_len;
   };
-  bool remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::size_t len);
-  void restore_private_memory(std::uintptr_t begin, std::size_t len) noexcept;
+  bool remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::size_t len,
+                                bool fenced);
 
   std::mutex segments_mutex_;  // guards segments_, exposures_ and the published table
   std::map<std::uint64_t, published_segment> segments_;
