@@ -289,25 +289,33 @@ inline bool contiguous_fast(window_impl& w, acc_kind kind, op o, const std::byte
   order_after_agent(w, tv);
   std::byte* t = d.pointer;
   const std::uintptr_t key = d.address;  // the owner's address: the stripe key
-  const auto apply = [&] {
-    if (fetching) std::memcpy(result, t, size);
+  // Elements [first, first + n): their old values to `result`, then the operation.
+  const std::size_t esize = type.size();
+  const auto apply = [&](std::size_t first, std::size_t n) {
+    const std::size_t at = first * esize;
+    if (fetching) std::memcpy(result + at, t + at, n * esize);
     if (kind == acc_kind::compare_and_swap) {
       if (std::memcmp(t, compare, size) == 0) std::memcpy(t, origin, size);
     } else if (carries_origin) {
-      fn(t, origin, static_cast<std::size_t>(count));
+      fn(t + at, origin + at, n);
     }
   };
-  if ((key >> stripe_shift) == ((key + size - 1) >> stripe_shift)) {
-    std::atomic<std::uint32_t>& word = tv.stripes->stripes[stripe_of(key)].word;
+  // Stripe by stripe, each element under the lock of the stripe of its first byte (every other
+  // path locks every stripe an element touches, so they exclude each other). Accumulates are
+  // atomic per element, not as a whole (SEM-4), so holding one stripe at a time is enough,
+  // and origins updating neighbouring blocks that share an edge stripe (blocks not aligned to
+  // stripes, as in a std::vector) take turns on that stripe only, not on the whole operation.
+  const auto elements = static_cast<std::size_t>(count);
+  std::size_t first = 0;
+  while (first < elements) {
+    const std::uintptr_t at = key + first * esize;
+    const std::uintptr_t stripe_end = ((at >> stripe_shift) + 1) << stripe_shift;
+    const std::size_t n = std::min(elements - first, (stripe_end - at + esize - 1) / esize);
+    std::atomic<std::uint32_t>& word = tv.stripes->stripes[stripe_of(at)].word;
     lock_stripe(word);
-    apply();
+    apply(first, n);
     unlock_stripe(word);
-  } else {
-    stripe_guard guard(*tv.stripes);
-    guard.cover_only(key, size);
-    guard.acquire();
-    apply();
-    guard.release();
+    first += n;
   }
   return true;
 }

@@ -42,32 +42,9 @@ void stripe_guard::cover(std::uintptr_t owner_address, std::size_t bytes) noexce
   for (std::uintptr_t s = first; s <= last; ++s) want(s & (stripe_count - 1));
 }
 
-void stripe_guard::cover_only(std::uintptr_t owner_address, std::size_t bytes) noexcept {
-  if (bytes == 0) return;
-  const std::uintptr_t first = owner_address >> stripe_shift;
-  const std::uintptr_t last = (owner_address + bytes - 1) >> stripe_shift;
-  if (last - first >= stripe_count) {
-    many_ = true;
-    wanted_.fill(~std::uint64_t{0});
-    return;
-  }
-  range_ = true;
-  first_ = first & (stripe_count - 1);
-  last_ = last & (stripe_count - 1);
-}
-
 // Calls f(stripe index) for the wanted stripes, in ascending order.
 template <class F>
 void stripe_guard::for_each(F&& f) const noexcept {
-  if (range_) {
-    if (first_ <= last_) {
-      for (std::size_t i = first_; i <= last_; ++i) f(i);
-    } else {  // wrapped: the low indices first
-      for (std::size_t i = 0; i <= last_; ++i) f(i);
-      for (std::size_t i = first_; i < stripe_count; ++i) f(i);
-    }
-    return;
-  }
   if (!many_) {
     for (std::size_t k = 0; k < count_; ++k) f(static_cast<std::size_t>(few_[k]));
     return;

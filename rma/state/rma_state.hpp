@@ -56,8 +56,6 @@ class stripe_guard {
 
   // Adds the stripes of [owner_address, owner_address + bytes).
   void cover(std::uintptr_t owner_address, std::size_t bytes) noexcept;
-  // The same for a guard that covers one range only (cheaper: no set is built).
-  void cover_only(std::uintptr_t owner_address, std::size_t bytes) noexcept;
   void acquire() noexcept;
   void release() noexcept;
 
@@ -71,9 +69,6 @@ class stripe_guard {
   std::array<std::uint16_t, few> few_{};
   std::uint8_t count_ = 0;
   bool many_ = false;
-  bool range_ = false;  // cover_only: stripes first_ … last_ (wrapping round the table)
-  std::size_t first_ = 0;
-  std::size_t last_ = 0;
   bool held_ = false;
   std::array<std::uint64_t, stripe_count / 64> wanted_{};  // a bit per stripe, when many_
 };

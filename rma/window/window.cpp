@@ -231,8 +231,8 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
         break;
       case rma::flavor::create:
         // Our own memory is reachable. A peer's is where the transport moved it into shared
-        // memory (shm: the whole pages inside it, ONESIDE_SHM_REMAP); the rest is reached with
-        // cross-memory attach and the owner's agent.
+        // memory (shm, ONESIDE_SHM_REMAP: every page it touches, or only the whole pages inside
+        // it); the rest is reached with cross-memory attach and the owner's agent.
         if (tv.size > 0) {
           tv.memory_pin = tp.pin(tv.world, tv.base, tv.size);
           if (tv.memory_pin) {

@@ -72,10 +72,12 @@ class window {
   // ---- creation (collective over `t`; ERR-1: errors are raised by the creating call) ----
 
   // Exposes [base, base + bytes) of this process's memory (WIN-2). bytes may be 0 (base is then
-  // ignored). On the shm transport the whole pages inside the range move into shared memory in
-  // place (ONESIDE_SHM_REMAP; pointers stay valid, fork() children get private copies), so
-  // node peers reach them directly: while create() and free() run, other threads of this
-  // process must not store to [base, base + bytes) (stores beside it are safe).
+  // ignored). On the shm transport the pages of the range move into shared memory in place
+  // (ONESIDE_SHM_REMAP; pointers stay valid, fork() children get private copies), so node
+  // peers reach them directly. Every page it touches moves, write-protected while it moves so
+  // no store of another thread is lost, when the kernel allows userfaultfd; otherwise only the
+  // whole pages inside it, and other threads of this process must not store to
+  // [base, base + bytes) while create() and free() run (stores beside it are safe).
   // Errors: disp (disp_unit <= 0), base (null base with bytes > 0), size, comm (null team).
   static window create(const team& t, void* base, std::size_t bytes, std::ptrdiff_t disp_unit,
                        const info& hints = {});
