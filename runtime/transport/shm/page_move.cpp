@@ -18,6 +18,19 @@
 namespace oneside::transport::shm_detail {
 namespace {
 
+// mmap and mremap over the program's live pages, as system calls: for the program nothing
+// changes (same address, same contents), and a thread sanitizer, which takes an intercepted
+// mmap over memory for a write racing with the program's own accesses, must not see a change.
+void* map_over(void* at, std::size_t len, int fd) noexcept {
+  const long r =
+      ::syscall(SYS_mmap, at, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0L);
+  return r < 0 && r > -4096 ? MAP_FAILED : reinterpret_cast<void*>(r);
+}
+void* move_over(void* from, std::size_t len, void* to) noexcept {
+  const long r = ::syscall(SYS_mremap, from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+  return r < 0 && r > -4096 ? MAP_FAILED : reinterpret_cast<void*>(r);
+}
+
 // Copies with a system call rather than memcpy: the pages at the edges of a window hold other
 // data of the program too (for a sanitizer build, its redzones), which the copy must carry
 // without the copy counting as the program's own access.
@@ -97,8 +110,7 @@ bool replace_with_private(std::uintptr_t begin, std::size_t len) noexcept {
   void* pages = reinterpret_cast<void*>(begin);
   void* copy = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (copy == MAP_FAILED) return false;
-  if (!copy_pages(copy, pages, len) ||
-      ::mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, pages) != pages) {
+  if (!copy_pages(copy, pages, len) || move_over(copy, len, pages) != pages) {
     ::munmap(copy, len);
     return false;
   }
@@ -203,8 +215,7 @@ bool move_to_shared(int fd, std::uintptr_t begin, std::size_t len, bool fenced) 
     // Into the file without touching the program's memory as the program (see copy_pages).
     const bool copied = ::syscall(SYS_pwrite64, fd, pages, len, 0L) == static_cast<long>(len);
     // MAP_FIXED fails before replacing anything, so on failure the pages stay as they were.
-    moved = copied &&
-            ::mmap(pages, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == pages;
+    moved = copied && map_over(pages, len, fd) == pages;
     if (moved) fence.replaced();
   }
   if (!moved) forget(begin);
