@@ -47,7 +47,10 @@ inline void check_target(window_impl& w, std::string_view call, rank_t target) {
 // Waits (through the waiting primitive) until `acquired()` holds, counted as a lock waiter.
 template <class Acquire>
 void wait_for_lock(window_impl& w, target_view& tv, Acquire&& acquired) {
-  if (acquired()) return;
+  if (acquired()) {
+    oneside::detail::cross_process_acquire();
+    return;
+  }
   tv.ctl->lock_waiters.fetch_add(1, std::memory_order_seq_cst);
   oneside::wait_until(acquired);
   tv.ctl->lock_waiters.fetch_sub(1, std::memory_order_relaxed);
@@ -74,6 +77,7 @@ void acquire(window_impl& w, target_view& tv, lock_type type) {
 
 void release(window_impl& w, target_view& tv, lock_type type) {
   std::atomic<std::uint64_t>& word = tv.ctl->lock;
+  oneside::detail::cross_process_release();
   word.fetch_sub(type == lock_type::exclusive ? lock_exclusive : 1, std::memory_order_release);
   if (tv.ctl->lock_waiters.load(std::memory_order_seq_cst) != 0) {
     w.transport->wake(std::span<const rank_t>(w.member_worlds));
@@ -258,6 +262,7 @@ void window::sync() {
   window_impl& w = checked("window::sync");
   check_flush(w, "window::sync", proc_null);
   std::atomic_thread_fence(std::memory_order_seq_cst);  // private and public copies agree (SYN-28)
+  oneside::detail::cross_process_sync();
 }
 
 }  // namespace oneside::rma

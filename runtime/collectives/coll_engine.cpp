@@ -56,6 +56,7 @@ void coll_engine::wake_others() noexcept {
 }
 
 void coll_engine::barrier() {
+  cross_process_release();  // what this thread did before is published by arriving
   if (size_ == 1) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     return;
@@ -116,6 +117,7 @@ std::byte* coll_engine::acquire_slot(std::uint64_t s, std::size_t bytes) {
 }
 
 void coll_engine::publish(std::uint64_t s) {
+  cross_process_release();
   step_word(rank_, s).store(s, std::memory_order_release);
   wake_due_ = true;
 }

@@ -780,9 +780,11 @@ TEST_F(Window, DynamicAttachRmaDetachAndReattach) {
   covers("WIN-13", "WIN-14", "WIN-15", "WIN-16", "COM-5", "COM-8", "ERR-12");
   constexpr std::size_t n = 8;
   rma::window w = rma::window::create_dynamic(world());
-  std::vector<std::int64_t> region[3] = {std::vector<std::int64_t>(n, -1),
-                                         std::vector<std::int64_t>(n, -1),
-                                         std::vector<std::int64_t>(n, -1)};
+  // One spare element past each attached region: whatever the allocator places next, the
+  // element right after a region is never attached memory.
+  std::vector<std::int64_t> region[3] = {std::vector<std::int64_t>(n + 1, -1),
+                                         std::vector<std::int64_t>(n + 1, -1),
+                                         std::vector<std::int64_t>(n + 1, -1)};
   std::vector<std::uint64_t> where[3];
   for (int k = 0; k < 3; ++k) {
     w.attach(region[k].data(), n * sizeof(std::int64_t));
@@ -850,6 +852,7 @@ TEST_F(Window, DynamicAttachRmaDetachAndReattach) {
   settle(w);
   for (std::size_t e = 0; e < n; ++e) EXPECT_EQ(never[e], 42) << "never attached, element " << e;
   EXPECT_EQ(region[0][0], (origin + 1) * 10);
+  EXPECT_EQ(region[0][n], -1) << "the rejected put past the end of region 0 wrote there";
 
   // One access must lie inside one region, not across two adjacent ones.
   std::vector<std::int64_t> pair(2 * n, 0);

@@ -32,6 +32,11 @@ inline void cross_process_acquire() noexcept {
 inline void cross_process_release() noexcept {}
 inline void cross_process_acquire() noexcept {}
 #endif
+// Both: for synchronization calls that publish what this thread did and take what others did.
+inline void cross_process_sync() noexcept {
+  cross_process_release();
+  cross_process_acquire();
+}
 
 // A futex word plus a count of sleepers, living where every waker can reach it.
 class doorbell {

@@ -620,6 +620,7 @@ void shm::flush(rank_t target) {
     oneside::detail::wait_until(own_.header->main_bell, [&] { return is_applied(target, issued); });
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  oneside::detail::cross_process_sync();
 }
 
 void shm::flush_all() {
@@ -631,6 +632,7 @@ void shm::flush_all() {
     }
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  oneside::detail::cross_process_sync();
 }
 
 // Everything shm does is locally complete when the call returns (payloads are copied).
