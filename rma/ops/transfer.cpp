@@ -91,22 +91,22 @@ bool transfer_fast(window_impl& w, bool write, std::byte* origin, count_t count,
   if (e.fence_open && !e.fence_used.load(std::memory_order_relaxed)) {
     e.fence_used.store(true, std::memory_order_relaxed);
   }
-  if (write) {
-    std::memcpy(d.pointer, origin, bytes);
+  std::byte* to = write ? d.pointer : origin;
+  const std::byte* from = write ? origin : d.pointer;
+  // A word is one load and one store, not a call.
+  if (bytes == 8) {
+    std::memcpy(to, from, 8);
   } else {
-    std::memcpy(origin, d.pointer, bytes);
+    std::memcpy(to, from, bytes);
   }
   return true;
 }
 
-// put (write) or get; the origin buffer is `origin`.
-void transfer(window_impl& w, std::string_view call, bool write, std::byte* origin,
-              count_t origin_count, const datatype& origin_type, rank_t target, disp_t disp,
-              count_t target_count, const datatype& target_type) {
-  if (origin_count == target_count && origin_type == target_type &&
-      transfer_fast(w, write, origin, origin_count, origin_type, target, disp)) {
-    return;
-  }
+// put (write) or get, every case and every check; the origin buffer is `origin`.
+[[gnu::noinline]] void transfer_general(window_impl& w, std::string_view call, bool write,
+                                        std::byte* origin, count_t origin_count,
+                                        const datatype& origin_type, rank_t target, disp_t disp,
+                                        count_t target_count, const datatype& target_type) {
   check_signature(w, call, origin_count, origin_type, target, disp, target_count, target_type);
   const resolved r = detail::resolve_target(w, call, target, disp, target_count, target_type);
   if (r.is_null) return;
@@ -161,6 +161,18 @@ void transfer(window_impl& w, std::string_view call, bool write, std::byte* orig
     for (const run& x : o) local.push_back({origin + x.offset, x.length});
     tp.getv(r.target->world, local, remote);
   }
+}
+
+// The fast path inline, the rest behind one call.
+inline void transfer(window_impl& w, std::string_view call, bool write, std::byte* origin,
+                     count_t origin_count, const datatype& origin_type, rank_t target, disp_t disp,
+                     count_t target_count, const datatype& target_type) {
+  if (origin_count == target_count && origin_type == target_type &&
+      transfer_fast(w, write, origin, origin_count, origin_type, target, disp)) {
+    return;
+  }
+  transfer_general(w, call, write, origin, origin_count, origin_type, target, disp, target_count,
+                   target_type);
 }
 
 std::byte* as_bytes(const void* p) {

@@ -318,12 +318,9 @@ detail::window_impl& window::impl() const {
   return checked("window");
 }
 
-detail::window_impl& window::checked(std::string_view call) const {
-  if (impl_ == nullptr) [[unlikely]] {
-    oneside::detail::raise(error_class::win, {.call = call, .rule = "ERR-4"},
-                           "the window is null (freed, moved from, or never created)");
-  }
-  return *impl_;
+void window::null_window(std::string_view call) {
+  oneside::detail::raise(error_class::win, {.call = call, .rule = "ERR-4"},
+                         "the window is null (freed, moved from, or never created)");
 }
 
 void window::free() {

@@ -213,7 +213,14 @@ class window {
   detail::window_impl& impl() const;  // for the layers above; error(win) on a null window
 
  private:
-  detail::window_impl& checked(std::string_view call) const;  // error(win) naming `call`
+  // The window's state; error(win) naming `call` when the window is null.
+  detail::window_impl& checked(std::string_view call) const {
+    if (impl_ == nullptr) [[unlikely]] {
+      null_window(call);
+    }
+    return *impl_;
+  }
+  [[noreturn]] static void null_window(std::string_view call);
   template <class S>
   static count_t count_of(const S& s) noexcept {
     return static_cast<count_t>(s.size());
