@@ -66,7 +66,7 @@ resolved resolve_target(window_impl& w, std::string_view call, rank_t target, di
   epoch_state& e = w.epoch;
   if (!e.any()) [[unlikely]] {
     w.fail(error_class::rma_sync, w.where(call, "SYN-1", target, disp),
-           "no access epoch is open on this window (fence, lock or lock_all first)");
+           "no access epoch is open on this window (fence, start, lock or lock_all first)");
   }
   if (target == proc_null) return resolved{};
   if (target < 0 || target >= w.size) [[unlikely]] {
@@ -75,9 +75,16 @@ resolved resolve_target(window_impl& w, std::string_view call, rank_t target, di
                std::to_string(w.size) + ")");
   }
   if (!e.covers(target)) [[unlikely]] {
-    w.fail(error_class::rma_sync, w.where(call, "SYN-15", target, disp),
-           "the access epoch does not cover target " + std::to_string(target) +
-               " (it is not the locked rank)");
+    if (e.started && e.access[static_cast<std::size_t>(target)] == epoch_state::awaiting_post) {
+      await_post(w, target);  // the target's window is not touched before its post (SYN-8)
+    } else if (e.started) {
+      w.fail(error_class::rma_sync, w.where(call, "SYN-8", target, disp),
+             "target " + std::to_string(target) + " is not in the group given to start");
+    } else {
+      w.fail(error_class::rma_sync, w.where(call, "SYN-15", target, disp),
+             "the access epoch does not cover target " + std::to_string(target) +
+                 " (it is not the locked rank)");
+    }
   }
   if (target_count < 0) [[unlikely]] {
     w.fail(error_class::count, w.where(call, "COM-10", target, disp),

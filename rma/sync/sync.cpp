@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include <oneside/rma/window.hpp>
 #include <oneside/runtime/collectives.hpp>
+#include <oneside/runtime/group.hpp>
 #include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
@@ -98,6 +100,11 @@ void window::fence(mode assert) {
     w.fail(error_class::rma_sync, w.where("window::fence", "SYN-34"),
            "fence inside a passive-target epoch (unlock or unlock_all first)");
   }
+  if (e.started || e.posted) {
+    w.fail(error_class::rma_sync, w.where("window::fence", "SYN-34"),
+           e.started ? "fence inside a start epoch (complete first)"
+                     : "fence inside a post epoch (wait or test first)");
+  }
   if (any(assert& mode::noprecede) && e.fence_open &&
       e.fence_used.load(std::memory_order_relaxed)) {
     w.fail(error_class::rma_sync, w.where("window::fence", "SYN-32"),
@@ -126,9 +133,13 @@ void window::lock(lock_type type, rank_t target, mode assert) {
     w.fail(error_class::rma_sync, w.where("window::lock", "WIN-24", target),
            "the window was made with no_locks=true");
   }
-  if (e.lock_all) {
+  if (e.lock_all || e.started) {
     w.fail(error_class::rma_sync, w.where("window::lock", "SYN-2", target),
-           "lock inside a lock_all epoch");
+           e.lock_all ? "lock inside a lock_all epoch" : "lock inside a start epoch");
+  }
+  if (target == w.rank && e.posted) {
+    w.fail(error_class::rma_sync, w.where("window::lock", "SYN-20", target),
+           "lock of this process's own window while it is exposed by post (wait first)");
   }
   if (e.locked(target)) {
     w.fail(error_class::rma_sync, w.where("window::lock", "SYN-2", target),
@@ -177,10 +188,13 @@ void window::lock_all(mode assert) {
     w.fail(error_class::rma_sync, w.where("window::lock_all", "WIN-24"),
            "the window was made with no_locks=true");
   }
-  if (e.lock_all || !e.locks.empty()) {
+  if (e.lock_all || !e.locks.empty() || e.started) {
     w.fail(error_class::rma_sync, w.where("window::lock_all", "SYN-2"),
-           e.lock_all ? "lock_all inside a lock_all epoch" : "lock_all inside a lock epoch");
+           e.lock_all  ? "lock_all inside a lock_all epoch"
+           : e.started ? "lock_all inside a start epoch"
+                       : "lock_all inside a lock epoch");
   }
+
   if (e.fence_open && e.fence_used.load(std::memory_order_relaxed)) {
     w.fail(error_class::rma_sync, w.where("window::lock_all", "SYN-34"),
            "lock_all while a fence epoch has RMA operations pending (fence first)");
@@ -208,6 +222,174 @@ void window::unlock_all() {
   e.lock_all = false;
   e.lock_all_assert = mode::none;
 }
+
+// ---- general active target (PSCW) ----------------------------------------------------------
+
+namespace {
+
+// The window ranks of `g`'s members; error(group) when one is not in the window's group.
+std::vector<rank_t> window_ranks(window_impl& w, std::string_view call, const oneside::group& g) {
+  std::vector<rank_t> out;
+  out.reserve(static_cast<std::size_t>(g.size()));
+  const oneside::group& members = w.team.group();
+  for (rank_t world : g.world_ranks()) {
+    const rank_t r = members.from_world(world);
+    if (r == no_rank) {
+      w.fail(error_class::group, w.where(call, "SYN-8"),
+             "world rank " + std::to_string(world) +
+                 " of the group is not a member of the window's group");
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+// An access or exposure epoch may not begin while a fence epoch has operations pending.
+void check_fence_closed(window_impl& w, std::string_view call) {
+  const detail::epoch_state& e = w.epoch;
+  if (e.fence_open && e.fence_used.load(std::memory_order_relaxed)) {
+    w.fail(error_class::rma_sync, w.where(call, "SYN-34"),
+           "a fence epoch has RMA operations pending (fence first)");
+  }
+}
+
+bool all_completed(window_impl& w) {
+  detail::epoch_state& e = w.epoch;
+  std::atomic<std::uint64_t>* completed = detail::pscw_completed(w.own_ctl, w.size);
+  for (rank_t o : e.exposure_group) {
+    const auto i = static_cast<std::size_t>(o);
+    if (completed[i].load(std::memory_order_acquire) < e.exposure_epochs[i]) return false;
+  }
+  return true;
+}
+
+void close_exposure(window_impl& w) {
+  // Every origin's operations are complete here: later loads see them (SYN-11, MEM-9).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  oneside::detail::cross_process_acquire();
+  w.epoch.posted = false;
+  w.epoch.exposure_group.clear();
+}
+
+void check_exposure_open(window_impl& w, std::string_view call) {
+  if (!w.epoch.posted) {
+    w.fail(error_class::rma_sync, w.where(call, "SYN-12"),
+           "no post epoch is open on this window (post first; after test returned true, "
+           "post again)");
+  }
+}
+
+}  // namespace
+
+void window::post(const oneside::group& origins, mode assert) {
+  window_impl& w = checked("window::post");
+  check_assert(w, "window::post", assert);
+  detail::epoch_state& e = w.epoch;
+  if (e.posted) {
+    w.fail(error_class::rma_sync, w.where("window::post", "SYN-3"),
+           "post inside a post epoch (exposure epochs are disjoint; wait first)");
+  }
+  // Locally detectable only for lock(self); lock_all beside a post epoch is left alone (the
+  // checker is never stricter than the spec).
+  if (e.locked(w.rank)) {
+    w.fail(error_class::rma_sync, w.where("window::post", "SYN-20"),
+           "post while this process holds a lock on its own window (unlock first)");
+  }
+  check_fence_closed(w, "window::post");
+  std::vector<rank_t> group = window_ranks(w, "window::post", origins);
+  // Stores to the window before post are visible to the origins' accesses (SYN-14).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  oneside::detail::cross_process_release();
+  for (rank_t o : group) {
+    ++e.exposure_epochs[static_cast<std::size_t>(o)];
+    target_view& tv = w.target(o);
+    detail::pscw_posted(tv.ctl)[static_cast<std::size_t>(w.rank)].fetch_add(
+        1, std::memory_order_release);
+    w.transport->wake(tv.world);
+  }
+  e.exposure_group = std::move(group);
+  e.posted = true;
+}
+
+void window::start(const oneside::group& targets, mode assert) {
+  window_impl& w = checked("window::start");
+  check_assert(w, "window::start", assert);
+  detail::epoch_state& e = w.epoch;
+  if (e.started || e.passive()) {
+    w.fail(error_class::rma_sync, w.where("window::start", "SYN-2"),
+           e.started    ? "start inside a start epoch (complete first)"
+           : e.lock_all ? "start inside a lock_all epoch"
+                        : "start inside a lock epoch");
+  }
+  check_fence_closed(w, "window::start");
+  std::vector<rank_t> group = window_ranks(w, "window::start", targets);
+  std::atomic<std::uint64_t>* posted = detail::pscw_posted(w.own_ctl);
+  for (rank_t t : group) {
+    const auto i = static_cast<std::size_t>(t);
+    const std::uint64_t k = ++e.access_epochs[i];
+    // NOCHECK promises the post happened already (SYN-30); otherwise look without waiting:
+    // an operation to a target whose post has not arrived waits for it (start never blocks).
+    const bool seen = any(assert& mode::nocheck) || posted[i].load(std::memory_order_acquire) >= k;
+    e.access[i] = seen ? detail::epoch_state::post_seen : detail::epoch_state::awaiting_post;
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  oneside::detail::cross_process_acquire();
+  e.access_group = std::move(group);
+  e.started = true;
+  e.fence_open = false;
+}
+
+void detail::await_post(window_impl& w, rank_t target) {
+  detail::epoch_state& e = w.epoch;
+  const auto i = static_cast<std::size_t>(target);
+  std::atomic<std::uint64_t>& posted = detail::pscw_posted(w.own_ctl)[i];
+  const std::uint64_t k = e.access_epochs[i];
+  oneside::wait_until([&] { return posted.load(std::memory_order_acquire) >= k; });
+  e.access[i] = detail::epoch_state::post_seen;
+}
+
+void window::complete() {
+  window_impl& w = checked("window::complete");
+  detail::epoch_state& e = w.epoch;
+  if (!e.started) {
+    w.fail(error_class::rma_sync, w.where("window::complete", "SYN-9"), "complete without start");
+  }
+  // Everything of the epoch is applied at its targets before they learn of the complete, so
+  // their wait implies completion there (SYN-11, MEM-9), active-message operations included.
+  for (rank_t t : e.access_group) {
+    if (e.access[static_cast<std::size_t>(t)] == detail::epoch_state::post_seen) {
+      w.transport->flush(w.target(t).world);
+    }
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  oneside::detail::cross_process_release();
+  for (rank_t t : e.access_group) {
+    target_view& tv = w.target(t);
+    detail::pscw_completed(tv.ctl, w.size)[static_cast<std::size_t>(w.rank)].fetch_add(
+        1, std::memory_order_release);
+    w.transport->wake(tv.world);
+    e.access[static_cast<std::size_t>(t)] = detail::epoch_state::not_accessed;
+  }
+  e.access_group.clear();
+  e.started = false;
+}
+
+void window::wait() {
+  window_impl& w = checked("window::wait");
+  check_exposure_open(w, "window::wait");
+  if (!all_completed(w)) oneside::wait_until([&] { return all_completed(w); });
+  close_exposure(w);
+}
+
+bool window::test() {
+  window_impl& w = checked("window::test");
+  check_exposure_open(w, "window::test");
+  if (!all_completed(w)) return false;
+  close_exposure(w);
+  return true;
+}
+
+// ---- flush and sync ------------------------------------------------------------------------
 
 namespace {
 

@@ -129,10 +129,17 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
 
   // This member's control block, followed by its memory for allocate windows.
   const bool memory_in_segment = fl == rma::flavor::allocate;
-  w->segment = tp.allocate_segment(detail::ctl_bytes + (memory_in_segment ? bytes : 0));
+  w->segment = tp.allocate_segment(w->ctl_size() + (memory_in_segment ? bytes : 0));
   w->own_ctl = new (w->segment.base()) ctl_block{};
+  for (int r = 0; r < 2 * w->size; ++r) {
+    new (detail::pscw_posted(w->own_ctl) + r) std::atomic<std::uint64_t>{0};
+  }
+  const auto members = static_cast<std::size_t>(w->size);
+  w->epoch.access.assign(members, detail::epoch_state::not_accessed);
+  w->epoch.access_epochs.assign(members, 0);
+  w->epoch.exposure_epochs.assign(members, 0);
   if (memory_in_segment && bytes > 0) {
-    w->base = static_cast<std::byte*>(w->segment.base()) + detail::ctl_bytes;
+    w->base = static_cast<std::byte*>(w->segment.base()) + w->ctl_size();
   } else if (fl == rma::flavor::create) {
     w->base = bytes > 0 ? user_base : nullptr;
     if (bytes > 0) w->exposure = tp.expose(user_base, bytes);
@@ -207,7 +214,7 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
     tv.base = static_cast<std::uintptr_t>(m.base);
     tv.size = static_cast<std::size_t>(m.size);
     tv.disp_unit = static_cast<std::ptrdiff_t>(m.disp_unit);
-    tv.ctl_pin = tp.pin(tv.world, static_cast<std::uintptr_t>(m.ctl), detail::ctl_bytes);
+    tv.ctl_pin = tp.pin(tv.world, static_cast<std::uintptr_t>(m.ctl), w->ctl_size());
     tv.stripes_pin =
         tp.pin(tv.world, static_cast<std::uintptr_t>(m.stripes), sizeof(detail::stripe_table));
     ONESIDE_CHECK(static_cast<bool>(tv.ctl_pin) && static_cast<bool>(tv.stripes_pin),
@@ -328,6 +335,11 @@ void window::free() {
   if (w.epoch.passive()) {
     w.fail(error_class::rma_sync, w.where("window::free", "WIN-17"),
            "the window still has a passive-target epoch open (unlock or unlock_all first)");
+  }
+  if (w.epoch.started || w.epoch.posted) {
+    w.fail(error_class::rma_sync, w.where("window::free", "WIN-17"),
+           w.epoch.started ? "the window still has a start epoch open (complete first)"
+                           : "the window still has a post epoch open (wait or test first)");
   }
   transport::current().flush_all();
   barrier(w.team);  // nobody may still reach this window (WIN-18)

@@ -37,7 +37,26 @@ struct ctl_block {
   region_entry regions[max_regions];
 };
 inline constexpr std::uint64_t lock_exclusive = std::uint64_t{1} << 63;
-inline constexpr std::size_t ctl_bytes = (sizeof(ctl_block) + 4095) & ~std::size_t{4095};
+
+// Right after each member's ctl_block, the PSCW counters: two arrays with one word per member
+// of the window. They only grow, so successive epochs match in order (SYN-13):
+//   posted[r]    posts of member r whose group held this member (r adds 1; this member's
+//                access to r in its k-th epoch including r waits until posted[r] >= k);
+//   completed[r] completes of member r's access epochs that included this member (r adds 1;
+//                this member's k-th wait covering r waits until completed[r] >= k).
+inline std::atomic<std::uint64_t>* pscw_posted(ctl_block* c) noexcept {
+  return reinterpret_cast<std::atomic<std::uint64_t>*>(c + 1);
+}
+inline std::atomic<std::uint64_t>* pscw_completed(ctl_block* c, int members) noexcept {
+  return pscw_posted(c) + members;
+}
+// Bytes of one member's control block with its PSCW counters, in whole pages.
+inline std::size_t ctl_bytes(int members) noexcept {
+  const std::size_t raw =
+      sizeof(ctl_block) + 2 * static_cast<std::size_t>(members) * sizeof(std::uint64_t);
+  return (raw + 4095) & ~std::size_t{4095};
+}
+static_assert(sizeof(ctl_block) % alignof(std::atomic<std::uint64_t>) == 0);
 
 // A region of a dynamic window as an origin sees it.
 struct region_view {
@@ -91,6 +110,20 @@ struct epoch_state {
   std::vector<std::pair<rank_t, lock_type>> locks;  // lock() epochs, one per target
   std::vector<mode> lock_asserts;
 
+  // PSCW access epoch (start … complete): per target, whether it is in the start group and
+  // whether its matching post has been seen; the targets in start order; per target, how many
+  // access epochs included it (the post count that opens epoch k is k).
+  enum : std::uint8_t { not_accessed = 0, awaiting_post = 1, post_seen = 2 };
+  bool started = false;
+  std::vector<std::uint8_t> access;  // one per member, allocated with the window
+  std::vector<rank_t> access_group;
+  std::vector<std::uint64_t> access_epochs;
+  // PSCW exposure epoch (post … wait/test): the origins, and per origin how many exposure
+  // epochs included it (the complete count that closes epoch k is k).
+  bool posted = false;
+  std::vector<rank_t> exposure_group;
+  std::vector<std::uint64_t> exposure_epochs;
+
   bool locked(rank_t t) const noexcept {
     for (const auto& l : locks) {
       if (l.first == t) return true;
@@ -98,8 +131,11 @@ struct epoch_state {
     return false;
   }
   bool passive() const noexcept { return lock_all || !locks.empty(); }
-  bool any() const noexcept { return fence_open || passive(); }
-  bool covers(rank_t t) const noexcept { return fence_open || lock_all || locked(t); }
+  bool any() const noexcept { return fence_open || passive() || started; }
+  bool covers(rank_t t) const noexcept {
+    return fence_open || lock_all || locked(t) ||
+           (started && access[static_cast<std::size_t>(t)] == post_seen);
+  }
 };
 
 struct window_impl {
@@ -139,6 +175,7 @@ struct window_impl {
   std::vector<region_entry> attached;
 
   target_view& target(rank_t r) const noexcept { return targets[static_cast<std::size_t>(r)]; }
+  std::size_t ctl_size() const noexcept { return ctl_bytes(size); }
 
   // Raises `ec` as the window's error handler says (throw, or abort the job: ERR-2).
   [[noreturn]] void fail(error_class ec, const error_context& where, std::string_view what) const;
@@ -153,5 +190,9 @@ struct window_impl {
                          .bytes = bytes_moved};
   }
 };
+
+// Blocks (through the waiting primitive) until the post matching the current access epoch
+// arrived from `target`, which the epoch includes but has not seen post yet (sync.cpp).
+void await_post(window_impl& w, rank_t target);
 
 }  // namespace oneside::rma::detail

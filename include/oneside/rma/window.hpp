@@ -204,6 +204,17 @@ class window {
   void unlock(rank_t target);
   void lock_all(mode assert = mode::none);
   void unlock_all();
+  // General active target (PSCW, SYN-8 … SYN-14). Groups hold world ranks; every member must
+  // belong to the window's group (error(group) otherwise). start never blocks: an operation
+  // to a target waits for that target's matching post. complete returns once the epoch's
+  // operations are complete at the origin and signalled to the targets, without waiting for
+  // their wait. wait returns when every origin of the post group has completed; test is its
+  // non-blocking form (true: the exposure epoch is closed).
+  void post(const oneside::group& origins, mode assert = mode::none);
+  void start(const oneside::group& targets, mode assert = mode::none);
+  void complete();
+  void wait();
+  bool test();
   void flush(rank_t target);
   void flush_all();
   void flush_local(rank_t target);
