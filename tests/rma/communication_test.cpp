@@ -48,8 +48,6 @@ class Communication : public RankTest, public ::testing::WithParamInterface<com_
  protected:
   flavor kind() const { return GetParam().kind; }
   sync_mode sync() const { return GetParam().sync; }
-  rank_t right() const { return (rank() + 1) % size(); }
-  rank_t left() const { return (rank() + size() - 1) % size(); }
 };
 
 TEST_P(Communication, ContiguousPutAndGetReachEveryTarget) {

@@ -25,8 +25,6 @@ using rma::mode;
 
 class Epochs : public RankTest {
  protected:
-  static rank_t right() { return (rank() + 1) % size(); }
-  static rank_t left() { return (rank() + size() - 1) % size(); }
   // A window of `slots` int64 per rank, every slot -1, published.
   static rma::window fresh(std::size_t slots) {
     rma::window w = rma::window::allocate(world(), slots * sizeof(std::int64_t), 8);

@@ -28,8 +28,6 @@ using rma::mode;
 
 class Pscw : public RankTest {
  protected:
-  static rank_t right() { return (rank() + 1) % size(); }
-  static rank_t left() { return (rank() + size() - 1) % size(); }
   static oneside::group group_of(std::vector<rank_t> world_ranks) {
     return oneside::group(std::move(world_ranks));
   }

@@ -31,8 +31,6 @@ const datatype& i64() {
 class Requests : public RankTest, public ::testing::WithParamInterface<flavor> {
  protected:
   flavor kind() const { return GetParam(); }
-  rank_t right() const { return (rank() + 1) % size(); }
-  rank_t left() const { return (rank() + size() - 1) % size(); }
 };
 
 TEST_P(Requests, OnlyInsidePassiveTargetEpochs) {

@@ -193,6 +193,14 @@ inline std::string sync_name(sync_mode s) {
   return "unknown";
 }
 
+// The ring neighbours in the world team: the next rank (its target) and the previous one.
+inline rank_t right() {
+  return (world().rank() + 1) % world().size();
+}
+inline rank_t left() {
+  return (world().rank() + world().size() - 1) % world().size();
+}
+
 // A phase boundary, collective over the window's members, called when every member has closed
 // its access epochs: afterwards every update made by RMA is visible to its owner's loads and
 // every store made before it is visible to RMA (the owner's fence publishes both ways in the
