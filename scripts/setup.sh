@@ -13,6 +13,7 @@ packages=(
   libbenchmark-dev      # bench/
   libopenmpi-dev openmpi-bin  # MPI transport and the MPI peer baselines in bench/peers
   clang-format-14       # scripts/check_format.sh
+  python3               # bench/run.py, scripts/conformance_table.py (style.conformance_table)
 )
 
 missing=()

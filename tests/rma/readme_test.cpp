@@ -82,5 +82,28 @@ TEST_F(Readme, RmaTourRunsAsWritten) {
   w.free();
 }
 
+TEST_F(Readme, PscwTourRunsAsWritten) {
+  covers("SYN-8", "SYN-9", "SYN-10", "SYN-11");
+  namespace rma = oneside::rma;
+  const oneside::team& world = oneside::world();
+  const int right = (world.rank() + 1) % world.size();
+  rma::window w = rma::window::allocate(world, 1024 * sizeof(double), sizeof(double));
+  settle(w);
+  // readme:pscw begin
+  // General active target: my window is exposed to the left neighbour while I access the
+  // right one. start never blocks (the put waits for the right neighbour's post); complete
+  // does not wait for the target; wait returns once the left neighbour's put has landed.
+  const int left = (world.rank() + world.size() - 1) % world.size();
+  w.post(oneside::group{world.to_world(left)});
+  w.start(oneside::group{world.to_world(right)});
+  w.put(2.0, right, 7);
+  w.complete();
+  w.wait();
+  // readme:pscw end
+  EXPECT_EQ(static_cast<const double*>(w.base())[7], 2.0);
+  settle(w);
+  w.free();
+}
+
 }  // namespace
 }  // namespace oneside::test
