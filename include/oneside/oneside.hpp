@@ -1,6 +1,7 @@
 // The umbrella header: everything an application uses.
 #pragma once
 
+#include <oneside/rma/epoch.hpp>
 #include <oneside/rma/request.hpp>
 #include <oneside/rma/window.hpp>
 #include <oneside/runtime/collectives.hpp>

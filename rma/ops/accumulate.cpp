@@ -238,6 +238,7 @@ void apply_remote(const acc_call& a, const resolved& r, const std::byte* src, st
       p += elements * ext;
     }
     if (a.kind == acc_kind::compare_and_swap) std::memcpy(p, a.compare, ext);
+    note_transport_op(*r.target);
     tp.am_send(r.target->world, state.accumulate_handler(), payload, done);
     sent += elements;
   }

@@ -126,6 +126,7 @@ bool transfer_fast(window_impl& w, bool write, std::byte* origin, count_t count,
     return;
   }
   transport::backend& tp = transport::current();
+  detail::note_transport_op(*r.target);
   if (contiguous) {
     if (write) {
       tp.put(r.target->world, r.address, std::span<const std::byte>(origin, bytes));

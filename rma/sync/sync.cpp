@@ -173,8 +173,7 @@ void window::unlock(rank_t target) {
   const auto index = static_cast<std::size_t>(it - e.locks.begin());
   // Everything of the epoch is complete at the target when unlock returns (SYN-16, MEM-10).
   target_view& tv = w.target(target);
-  w.transport->flush(tv.world);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  detail::flush_target(w, tv);
   if (!any(e.lock_asserts[index] & mode::nocheck)) release(w, tv, it->second);
   e.locks.erase(it);
   e.lock_asserts.erase(e.lock_asserts.begin() + static_cast<std::ptrdiff_t>(index));
@@ -227,10 +226,15 @@ void window::unlock_all() {
 
 namespace {
 
-// The window ranks of `g`'s members; error(group) when one is not in the window's group.
-std::vector<rank_t> window_ranks(window_impl& w, std::string_view call, const oneside::group& g) {
-  std::vector<rank_t> out;
-  out.reserve(static_cast<std::size_t>(g.size()));
+// Fills `out` (kept between epochs: no allocation per epoch) with the window ranks of `g`'s
+// members, and e.wake_worlds with their world ranks; error(group) when one is not in the
+// window's group (`out` is only read while its epoch is open, so a half-filled one is
+// harmless).
+void window_ranks(window_impl& w, std::string_view call, const oneside::group& g,
+                  std::vector<rank_t>& out) {
+  out.clear();
+  std::vector<rank_t>& worlds = w.epoch.wake_worlds;
+  worlds.clear();
   const oneside::group& members = w.team.group();
   for (rank_t world : g.world_ranks()) {
     const rank_t r = members.from_world(world);
@@ -240,8 +244,8 @@ std::vector<rank_t> window_ranks(window_impl& w, std::string_view call, const on
                  " of the group is not a member of the window's group");
     }
     out.push_back(r);
+    worlds.push_back(world);
   }
-  return out;
 }
 
 // An access or exposure epoch may not begin while a fence epoch has operations pending.
@@ -268,7 +272,6 @@ void close_exposure(window_impl& w) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   oneside::detail::cross_process_acquire();
   w.epoch.posted = false;
-  w.epoch.exposure_group.clear();
 }
 
 void check_exposure_open(window_impl& w, std::string_view call) {
@@ -296,18 +299,16 @@ void window::post(const oneside::group& origins, mode assert) {
            "post while this process holds a lock on its own window (unlock first)");
   }
   check_fence_closed(w, "window::post");
-  std::vector<rank_t> group = window_ranks(w, "window::post", origins);
+  window_ranks(w, "window::post", origins, e.exposure_group);
   // Stores to the window before post are visible to the origins' accesses (SYN-14).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   oneside::detail::cross_process_release();
-  for (rank_t o : group) {
+  for (rank_t o : e.exposure_group) {
     ++e.exposure_epochs[static_cast<std::size_t>(o)];
-    target_view& tv = w.target(o);
-    detail::pscw_posted(tv.ctl)[static_cast<std::size_t>(w.rank)].fetch_add(
+    detail::pscw_posted(w.target(o).ctl)[static_cast<std::size_t>(w.rank)].fetch_add(
         1, std::memory_order_release);
-    w.transport->wake(tv.world);
   }
-  e.exposure_group = std::move(group);
+  w.transport->wake(std::span<const rank_t>(e.wake_worlds));
   e.posted = true;
 }
 
@@ -322,9 +323,9 @@ void window::start(const oneside::group& targets, mode assert) {
                         : "start inside a lock epoch");
   }
   check_fence_closed(w, "window::start");
-  std::vector<rank_t> group = window_ranks(w, "window::start", targets);
+  window_ranks(w, "window::start", targets, e.access_group);
   std::atomic<std::uint64_t>* posted = detail::pscw_posted(w.own_ctl);
-  for (rank_t t : group) {
+  for (rank_t t : e.access_group) {
     const auto i = static_cast<std::size_t>(t);
     const std::uint64_t k = ++e.access_epochs[i];
     // NOCHECK promises the post happened already (SYN-30); otherwise look without waiting:
@@ -334,9 +335,22 @@ void window::start(const oneside::group& targets, mode assert) {
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
   oneside::detail::cross_process_acquire();
-  e.access_group = std::move(group);
   e.started = true;
   e.fence_open = false;
+}
+
+void detail::flush_target(window_impl& w, target_view& tv) {
+  const std::uint64_t ops = tv.transport_ops.load(std::memory_order_acquire);
+  std::uint64_t done = tv.transport_flushed.load(std::memory_order_relaxed);
+  if (ops != done) {
+    w.transport->flush(tv.world);
+    // Everything counted before `ops` was read is complete now (never lower the mark).
+    while (done < ops &&
+           !tv.transport_flushed.compare_exchange_weak(done, ops, std::memory_order_relaxed)) {
+    }
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // loads and stores: SEM-13
+  oneside::detail::cross_process_sync();
 }
 
 void detail::await_post(window_impl& w, rank_t target) {
@@ -358,18 +372,21 @@ void window::complete() {
   // their wait implies completion there (SYN-11, MEM-9), active-message operations included.
   for (rank_t t : e.access_group) {
     if (e.access[static_cast<std::size_t>(t)] == detail::epoch_state::post_seen) {
-      w.transport->flush(w.target(t).world);
+      detail::flush_target(w, w.target(t));
     }
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
   oneside::detail::cross_process_release();
+  std::vector<rank_t>& worlds = e.wake_worlds;
+  worlds.clear();
   for (rank_t t : e.access_group) {
     target_view& tv = w.target(t);
     detail::pscw_completed(tv.ctl, w.size)[static_cast<std::size_t>(w.rank)].fetch_add(
         1, std::memory_order_release);
-    w.transport->wake(tv.world);
+    worlds.push_back(tv.world);
     e.access[static_cast<std::size_t>(t)] = detail::epoch_state::not_accessed;
   }
+  w.transport->wake(std::span<const rank_t>(worlds));
   e.access_group.clear();
   e.started = false;
 }
@@ -414,7 +431,7 @@ void window::flush(rank_t target) {
   window_impl& w = checked("window::flush");
   check_flush(w, "window::flush", target);
   if (target != proc_null) {
-    w.transport->flush(w.target(target).world);  // a full barrier itself
+    detail::flush_target(w, w.target(target));
   } else {
     std::atomic_thread_fence(std::memory_order_seq_cst);
   }

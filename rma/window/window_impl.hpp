@@ -90,6 +90,11 @@ struct target_view {
   // this process applies directly (another part of the same window) first waits for them, so
   // one origin's accumulates stay in issue order (SEM-6) across the two paths.
   std::atomic<bool> agent_pending{false};
+  // Operations to this target that went through the transport (not this process's own loads
+  // and stores), and how many of them a flush has completed: a flush with nothing new to
+  // complete is a fence (flush_target in sync.cpp).
+  std::atomic<std::uint64_t> transport_ops{0};
+  std::atomic<std::uint64_t> transport_flushed{0};
   std::uintptr_t stripes_address = 0;
   transport::pinned stripes_pin;
   // Dynamic windows: the target's attached regions as last read (lock-free to read; refreshed
@@ -123,6 +128,7 @@ struct epoch_state {
   bool posted = false;
   std::vector<rank_t> exposure_group;
   std::vector<std::uint64_t> exposure_epochs;
+  std::vector<rank_t> wake_worlds;  // scratch: the world ranks a post or complete wakes
 
   bool locked(rank_t t) const noexcept {
     for (const auto& l : locks) {
@@ -190,6 +196,12 @@ struct window_impl {
                          .bytes = bytes_moved};
   }
 };
+
+inline void note_transport_op(target_view& tv) noexcept {
+  tv.transport_ops.fetch_add(1, std::memory_order_release);
+}
+// Completes at `tv` every operation this process issued to it, and is a full memory barrier.
+void flush_target(window_impl& w, target_view& tv);
 
 // Blocks (through the waiting primitive) until the post matching the current access epoch
 // arrived from `target`, which the epoch includes but has not seen post yet (sync.cpp).

@@ -76,7 +76,14 @@ backoff::backoff(doorbell& bell, const wait_policy& policy) noexcept
     : bell_(&bell), policy_(policy) {}
 
 void backoff::escalate() noexcept {
-  const std::int64_t waited = now_ns() - start_ns_;
+  const std::int64_t now = now_ns();
+  if (start_ns_ == 0) {
+    // The clock starts at the first look (after 64 pauses): most waits end before that and
+    // never read it (a clock read costs about a fifth of a fence's barrier).
+    start_ns_ = now;
+    return;
+  }
+  const std::int64_t waited = now - start_ns_;
   if (phase_ == phase::spin && waited >= policy_.spin_ns) phase_ = phase::yield;
   if (phase_ == phase::yield && waited >= policy_.spin_ns + policy_.yield_ns) {
     phase_ = phase::sleep;
@@ -85,7 +92,7 @@ void backoff::escalate() noexcept {
 }
 
 void backoff::pause() noexcept {
-  if (steps_++ == 0) start_ns_ = now_ns();
+  ++steps_;
   switch (phase_) {
     case phase::spin:
       cpu_relax();

@@ -625,10 +625,18 @@ void shm::flush(rank_t target) {
 
 void shm::flush_all() {
   check_open("flush_all");
-  for (rank_t r = 0; r < size_; ++r) {
-    const std::uint64_t issued = peer_of(r).issued.load(std::memory_order_acquire);
-    if (!is_applied(r, issued)) {
-      oneside::detail::wait_until(own_.header->main_bell, [&] { return is_applied(r, issued); });
+  const std::uint64_t sent = am_sent_.load(std::memory_order_acquire);
+  if (sent != am_flushed_.load(std::memory_order_relaxed)) {
+    for (rank_t r = 0; r < size_; ++r) {
+      const std::uint64_t issued = peer_of(r).issued.load(std::memory_order_acquire);
+      if (!is_applied(r, issued)) {
+        oneside::detail::wait_until(own_.header->main_bell, [&] { return is_applied(r, issued); });
+      }
+    }
+    // Everything sent before `sent` was read is applied now (never lower the mark).
+    std::uint64_t seen = am_flushed_.load(std::memory_order_relaxed);
+    while (seen < sent &&
+           !am_flushed_.compare_exchange_weak(seen, sent, std::memory_order_relaxed)) {
     }
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -680,6 +688,7 @@ void shm::am_send(rank_t dst, am_handler_id handler, std::span<const std::byte> 
     enqueue(dst, handler, payload, ticket);
     p.issued.store(ticket, std::memory_order_release);
   }
+  am_sent_.fetch_add(1, std::memory_order_release);
   // The agent sleeps on its own bell; in poll mode the rank's waits do the work.
   oneside::detail::notify(opts_.agent_thread ? p.ctl.header->agent_bell : p.ctl.header->main_bell);
   if (opts_.agent_thread && dst != rank_) {

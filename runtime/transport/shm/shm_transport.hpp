@@ -168,6 +168,10 @@ class shm final : public backend {
   std::uint64_t next_segment_id_ = 1;
 
   std::atomic_flag consumer_busy_ = ATOMIC_FLAG_INIT;  // one thread drains the queue at a time
+  // Active messages this process sent, and how many of them a flush_all has seen applied:
+  // flush_all skips its walk over every peer when the two agree (the common fence).
+  std::atomic<std::uint64_t> am_sent_{0};
+  std::atomic<std::uint64_t> am_flushed_{0};
   std::atomic<bool> stop_{false};
   std::atomic<bool> closed_{false};
   std::thread agent_;
