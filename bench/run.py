@@ -10,7 +10,8 @@ report.md (also printed) gives the ratios the README quotes: oneside vs MPI for
 collectives, waits and RMA latency, and put/get bandwidth vs memcpy and vs MPI RMA; for the
 RMA windows of issue 3 (one family per kind of window, each MPI process on the Open MPI
 one-sided component that kind needs), latencies, bandwidth, accumulate scaling and a table
-of the issue's targets with verdicts.
+of the issue's targets with verdicts; for the window synchronization calls (the sync family:
+empty fence, PSCW, lock and flush epochs), oneside vs Open MPI's osc/sm and the targets.
 
 Standard library only. Needs just a build directory:
 
@@ -52,6 +53,9 @@ GROUPS = {
                      "^mpi_rma_[a-z_]+/allocate/"),
     "rma_dynamic": ("^rma_[a-z_]+/dynamic/", "^mpi_rma_[a-z_]+/dynamic/"),
     "rma_create": ("^rma_[a-z_]+/create/", "^mpi_rma_[a-z_]+/create/"),
+    # Window synchronization with empty epochs (micro/sync_bench.cpp), its MPI process on
+    # --mpi-osc (sm by default: the benches use MPI_Win_allocate windows).
+    "sync": ("^rma_sync_", "^mpi_rma_sync_"),
 }
 
 # The kinds of window of the rma_* families, and the Open MPI one-sided component each
@@ -79,6 +83,22 @@ RMA_RATE = ("put rate 8 B", "rma_put_rate/{k}/8")
 RMA_SMALL = tuple(x for x in RMA_LATENCIES if not x[1].endswith("/1024"))
 RMA_IN_FLIGHT = 64
 RMA_ACC = 1024
+
+# The benches of the sync family (the MPI peer is "mpi_" + name) and the target of each at
+# 2 ranks on their own cores, as a time ratio to Open MPI (osc/sm) in the same run. With more
+# ranks than cores the target is a ratio of at most 1 (no worse than Open MPI oversubscribed
+# the same way); without MPI peers, an oversubscribed rank count must not be slower than the
+# run's largest rank count on own cores by SYNC_SLOWDOWN_LIMIT or more (two orders of
+# magnitude: what a wait that spins through its time slices instead of yielding costs).
+SYNC_PATTERNS = (
+    ("fence pair (empty epoch)", "rma_sync_fence_pair", 0.5),
+    ("PSCW round (ring neighbours)", "rma_sync_pscw_round", 0.5),
+    ("lock + unlock, exclusive (next rank)", "rma_sync_lock_exclusive", 0.6),
+    ("lock + unlock, shared (next rank)", "rma_sync_lock_shared", 0.6),
+    ("lock_all + unlock_all", "rma_sync_lock_all", 0.6),
+    ("empty flush (inside lock_all)", "rma_sync_flush", 1.0),
+)
+SYNC_SLOWDOWN_LIMIT = 100.0
 
 
 def fail(message: str) -> None:
@@ -297,7 +317,7 @@ def split_name(name: str) -> tuple[str, str, int | None]:
     parts = [p for p in name.split("/") if p != "manual_time"]
     family = parts[0]
     size = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
-    if size is None and family.startswith(("rma_", "mpi_rma_")):
+    if size is None and family.startswith(("rma_", "mpi_rma_")) and "rma_sync_" not in family:
         size = rma_bytes(family, parts[1:])
     return "/".join(parts), family, size
 
@@ -677,7 +697,8 @@ class report:
 
     def has_rma(self, n: int) -> bool:
         return any(k[1] == n and k[0] == "oneside" and r.family.startswith("rma_")
-                   and r.family != "rma_memcpy_bandwidth" for k, r in self.r.items())
+                   and r.family != "rma_memcpy_bandwidth"
+                   and not r.family.startswith("rma_sync_") for k, r in self.r.items())
 
     def rma_sizes(self, n: int, op: str) -> list[int]:
         return sorted({r.bytes for (s, k, _), r in self.r.items()
@@ -940,6 +961,129 @@ class report:
                              f"min(ranks, cores))", measured, verdict))
         return rows
 
+    # ---- window synchronization (the sync family) ------------------------------------------
+
+    def has_sync(self, n: int) -> bool:
+        return any(self.get("oneside", n, b) is not None or self.get("mpi", n, "mpi_" + b)
+                   is not None for _, b, _ in SYNC_PATTERNS)
+
+    def sync_osc_label(self) -> str:
+        osc = next((rec.osc for rec in self.records
+                    if rec.suite == "mpi" and rec.group in ("sync", "all") and rec.osc),
+                   self.a.mpi_osc)
+        return "Open MPI's default osc" if osc == "default" else f"osc/{osc}"
+
+    def sync_limit(self, n: int, limit_at_two: float) -> float | None:
+        """The time-ratio target of a sync pattern at n ranks: the pattern's own at 2 ranks on
+        their own cores, 1 when oversubscribed, none otherwise."""
+        if self.is_oversubscribed(n):
+            return 1.0
+        return limit_at_two if n == 2 else None
+
+    def sync_base(self, n: int) -> int | None:
+        """For an oversubscribed rank count: the largest rank count of this report (at least
+        2) on own cores with oneside sync figures, to measure the slowdown against."""
+        if not self.is_oversubscribed(n):
+            return None
+        bases = [k for k in self.a.ranks if 2 <= k < n and not self.is_oversubscribed(k)
+                 and any(self.get("oneside", k, b) is not None for _, b, _ in SYNC_PATTERNS)]
+        return max(bases) if bases else None
+
+    def sync_slowdown(self, n: int, base: int, bench: str) -> pair | None:
+        """oneside's time at n ranks over its time at `base` ranks (medians: the rank
+        counts run one after the other, so there are no per-repetition pairs)."""
+        t, b = self.time("oneside", n, bench), self.time("oneside", base, bench)
+        if t is None or b is None or b <= 0:
+            return None
+        x = t / b
+        return pair(x, x, x, [x])
+
+    def check_sync_targets(self) -> list[tuple[str, str, str]]:
+        rows: list[tuple[str, str, str]] = []
+        osc = self.sync_osc_label()
+        for n in self.a.ranks:
+            if not self.has_sync(n):
+                continue
+            over = self.is_oversubscribed(n)
+            at = f"{n} ranks on {self.cores} cores" + (" (oversubscribed)" if over else "")
+            if self.has_mpi:
+                for label, bench, limit_at_two in SYNC_PATTERNS:
+                    limit = self.sync_limit(n, limit_at_two)
+                    if limit is None:
+                        continue
+                    p = self.paired(n, ("oneside", bench), ("mpi", "mpi_" + bench))
+                    name = (f"{at}: {label} ≤ {limit:g}× Open MPI ({osc})"
+                            + (" oversubscribed the same way" if over else ""))
+                    measured = ("n/a" if p is None else
+                                f"{fmt_time(self.time('oneside', n, bench))} vs "
+                                f"{fmt_time(self.time('mpi', n, 'mpi_' + bench))}: "
+                                f"{p.median:.3f}× (runs: {fmt_range(p)})")
+                    rows.append((name, measured,
+                                 self.verdict(None if p is None else p.median <= limit, p,
+                                              lambda v, lim=limit: v <= lim)))
+            base = self.sync_base(n)
+            if base is not None:
+                ps = {label: self.sync_slowdown(n, base, bench)
+                      for label, bench, _ in SYNC_PATTERNS}
+                rows.append((f"{at}: no oneside sync pattern slows down by orders of magnitude "
+                             f"(time at {n} ranks < {SYNC_SLOWDOWN_LIMIT:g}× the time at {base} "
+                             "ranks, same run)",
+                             *self.worst_of(ps, lambda v: v < SYNC_SLOWDOWN_LIMIT,
+                                            low_is_bad=False)))
+        return rows
+
+    def sync(self, n: int) -> None:
+        if not self.has_sync(n):
+            return
+        mpi = self.has_mpi
+        osc = self.sync_osc_label()
+        base = self.sync_base(n)
+        targets = mpi and any(self.sync_limit(n, x) is not None for _, _, x in SYNC_PATTERNS)
+        self.out("### Window synchronization: empty epochs (time per round; allocate window, "
+                 "every rank at once)")
+        self.out()
+        text = ("Each round opens and closes an empty epoch: fence(); fence() | post(left) "
+                "start(right) complete wait | lock(next) unlock(next) | lock_all unlock_all | "
+                "flush(next) with lock_all held.")
+        if mpi:
+            text += (f" Open MPI on {osc}; time ratios are oneside / Open MPI (below 1: "
+                     "oneside is faster).")
+        if base is not None:
+            text += (f" \"vs {base} ranks\" is oneside's time here over its time at {base} "
+                     "ranks in this run.")
+        self.out(text)
+        self.out()
+        head, rule = "| pattern | oneside |", "|---|---:|"
+        if mpi:
+            head += f" Open MPI ({osc}) | oneside / Open MPI | range over runs |"
+            rule += "---:|---:|---:|"
+            if targets:
+                head += " target |"
+                rule += "---:|"
+        head += " spread oneside" + (" / MPI |" if mpi else " |")
+        rule += "---:|"
+        if base is not None:
+            head += f" vs {base} ranks |"
+            rule += "---:|"
+        self.out(head)
+        self.out(rule)
+        for label, bench, limit_at_two in SYNC_PATTERNS:
+            row = f"| {label} | {fmt_time(self.time('oneside', n, bench))} |"
+            spread = fmt_spread(self.get("oneside", n, bench))
+            if mpi:
+                p = self.paired(n, ("oneside", bench), ("mpi", "mpi_" + bench))
+                row += (f" {fmt_time(self.time('mpi', n, 'mpi_' + bench))} | {fmt_pair(p)} | "
+                        f"{fmt_range(p)} |")
+                if targets:
+                    limit = self.sync_limit(n, limit_at_two)
+                    row += " |" if limit is None else f" ≤ {limit:g}× |"
+                spread += f" / {fmt_spread(self.get('mpi', n, 'mpi_' + bench))}"
+            row += f" {spread} |"
+            if base is not None:
+                row += f" {fmt_pair(self.sync_slowdown(n, base, bench))} |"
+            self.out(row)
+        self.out()
+
     def worst_of(self, ps: dict, holds, low_is_bad: bool) -> tuple[str, str]:
         """Measured text and verdict of a target that must hold for every item of `ps`
         (label or size -> pair): the worst item, and the items that miss."""
@@ -1004,6 +1148,20 @@ class report:
             for name, measured, verdict in rma_targets:
                 self.out(f"| {name} | {measured} | {verdict} |")
             self.out()
+        sync_targets = self.check_sync_targets()
+        if sync_targets:
+            self.out("## Targets (window synchronization)")
+            self.out()
+            self.out("Time ratios oneside / Open MPI in the same run (below 1: oneside is "
+                     "faster); the targets are stated for 2 ranks on their own cores, and as "
+                     "\"no worse than Open MPI\" (≤ 1×) with more ranks than cores. Verdicts "
+                     "use the median of the per-repetition ratios.")
+            self.out()
+            self.out("| target | measured | verdict |")
+            self.out("|---|---|---|")
+            for name, measured, verdict in sync_targets:
+                self.out(f"| {name} | {measured} | {verdict} |")
+            self.out()
         for n in self.a.ranks:
             over = self.is_oversubscribed(n)
             self.out(f"## {n} ranks on {self.cores} cores"
@@ -1016,6 +1174,7 @@ class report:
                 self.rma_latency(n)
                 self.rma_bandwidth(n)
                 self.rma_scaling(n)
+            self.sync(n)
         self.noise()
         return "\n".join(self.lines)
 
