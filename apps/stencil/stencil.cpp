@@ -1,0 +1,291 @@
+// The stencil mini-app: the Parallel Research Kernels' Stencil (a star stencil of radius R on
+// an n x n grid, ../../shared/reference/prk-stencil.md) over a 2-D grid of ranks, with the
+// halos of `in` moved through rma::window in one of three synchronization modes:
+//   fence    fence(noprecede), put, [interior], fence(noput|nosucceed), [edge]
+//   pscw     post/start over the neighbours, put, [interior], complete, wait, [edge]
+//   passive  lock_all for the run; put, flush, then an iteration counter the neighbour polls;
+//            the neighbour acknowledges once it has read its ghost zone, and a sender waits
+//            for that acknowledgement before overwriting the zone again.
+// Rows of halo are contiguous and go straight into the neighbour's ghost rows; columns are
+// packed and put into a receive buffer (--halo pack) or put with a vector datatype straight
+// into the ghost columns (--halo datatype). The kernel and its phases are in stencil_core.hpp.
+//
+//   oneside-run -n 4 stencil --n 4000 --radius 2 --iterations 100 --variant fence
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <oneside/oneside.hpp>
+#include <oneside/runtime/transport.hpp>
+#include <oneside/runtime/wait.hpp>
+
+#include "stencil_core.hpp"
+
+namespace {
+
+namespace st = oneside::apps::stencil;
+using oneside::rma::mode;
+using st::index_t;
+
+constexpr const char* variant_list = "fence, pscw, passive";
+
+// Where things live in a rank's window (units of 8 bytes): the `in` array with its ghost
+// frame, the receive buffers of packed columns (from the left and from the right neighbour,
+// R x h each, row-major), then the signal words (4, by the side the data came from) and the
+// acknowledgement words (4, by the side of the neighbour that acknowledges).
+struct layout {
+  index_t recv[2];
+  index_t signal;
+  index_t ack;
+  index_t total;
+};
+layout layout_of(const st::block& b) {
+  layout l{};
+  l.recv[st::left] = b.in_elements();
+  l.recv[st::right] = l.recv[st::left] + b.r * b.h;
+  l.signal = l.recv[st::right] + b.r * b.h;
+  l.ack = l.signal + st::side_count;
+  l.total = l.ack + st::side_count;
+  return l;
+}
+
+// The halo exchange of one rank: what it sends where, and the unpacking of what it got.
+class halo {
+ public:
+  halo(const st::block& b, double* in, oneside::rma::window& win, st::halo_kind kind)
+      : b_(b), in_(in), win_(win), kind_(kind), mine_(layout_of(b)) {
+    for (int d = 0; d < st::side_count; ++d) {
+      const int q = b.neighbour[d];
+      if (q == st::no_neighbour) continue;
+      nb_[d] = st::make_block(b.n, b.r, b.px, b.py, q);
+      nb_layout_[d] = layout_of(nb_[d]);
+      neighbours_.push_back(q);
+      if (d == st::left || d == st::right) {
+        send_buf_[d].resize(static_cast<std::size_t>(b.r * b.h));
+        if (kind == st::halo_kind::datatype) {
+          // h rows of R cells, with each side's own row stride (the widths may differ).
+          col_type_mine_ =
+              oneside::datatype::vector(b.h, b.r, b.stride(), oneside::datatype::of<double>());
+          col_type_nb_[d] =
+              oneside::datatype::vector(b.h, b.r, nb_[d].stride(), oneside::datatype::of<double>());
+        }
+      }
+    }
+  }
+
+  const std::vector<oneside::rank_t>& neighbours() const noexcept { return neighbours_; }
+
+  // Puts this rank's halos into its neighbours' windows (inside an access epoch).
+  void send() {
+    const index_t r = b_.r;
+    for (int d = 0; d < st::side_count; ++d) {
+      const int q = b_.neighbour[d];
+      if (q == st::no_neighbour) continue;
+      const st::block& nb = nb_[d];
+      if (d == st::top || d == st::bottom) {
+        // My first (last) R rows become the top neighbour's bottom (bottom's top) ghost rows.
+        const index_t src_y = d == st::top ? 0 : b_.h - r;
+        const index_t dst_y = d == st::top ? nb.h : -r;
+        for (index_t c = 0; c < r; ++c) {
+          win_.put(
+              std::span<const double>(in_ + b_.at(0, src_y + c), static_cast<std::size_t>(b_.w)), q,
+              nb.at(0, dst_y + c));
+        }
+        continue;
+      }
+      // Columns: my first (last) R columns become the left neighbour's right (right's left)
+      // ghost columns.
+      const index_t src_x = d == st::left ? 0 : b_.w - r;
+      if (kind_ == st::halo_kind::datatype) {
+        const index_t dst_x = d == st::left ? nb.w : -r;
+        win_.put(in_ + b_.at(src_x, 0), 1, col_type_mine_, q, nb.at(dst_x, 0), 1, col_type_nb_[d]);
+        continue;
+      }
+      std::vector<double>& buf = send_buf_[d];
+      for (index_t y = 0; y < b_.h; ++y) {
+        const double* row = in_ + b_.at(src_x, y);
+        for (index_t c = 0; c < r; ++c) buf[static_cast<std::size_t>(y * r + c)] = row[c];
+      }
+      win_.put(std::span<const double>(buf), q, nb_layout_[d].recv[st::opposite(d)]);
+    }
+  }
+
+  // Copies packed columns from the receive buffers into the ghost columns (after the epoch).
+  void unpack() {
+    if (kind_ != st::halo_kind::pack) return;
+    const index_t r = b_.r;
+    for (int d : {st::left, st::right}) {
+      if (b_.neighbour[d] == st::no_neighbour) continue;
+      const double* buf = in_ + mine_.recv[d];
+      const index_t dst_x = d == st::left ? -r : b_.w;
+      for (index_t y = 0; y < b_.h; ++y) {
+        double* row = in_ + b_.at(dst_x, y);
+        for (index_t c = 0; c < r; ++c) row[c] = buf[y * r + c];
+      }
+    }
+  }
+
+  // Passive mode: sets word `which` (signal or ack base + side) of every neighbour to `value`
+  // and wakes them. The side is the one this rank is on, seen from the neighbour.
+  void notify_all(bool ack, std::uint64_t value) {
+    for (int d = 0; d < st::side_count; ++d) {
+      const int q = b_.neighbour[d];
+      if (q == st::no_neighbour) continue;
+      const index_t base = ack ? nb_layout_[d].ack : nb_layout_[d].signal;
+      win_.accumulate(std::span<const std::uint64_t>(&value, 1), q, base + st::opposite(d),
+                      oneside::op::replace);
+    }
+    win_.flush_all();
+    oneside::transport::current().wake(std::span<const oneside::rank_t>(neighbours_));
+  }
+
+  // Passive mode: waits until this rank's word (signal or ack) of every neighbour reaches
+  // `value`.
+  void await_all(bool ack, std::uint64_t value) {
+    auto* words = reinterpret_cast<std::uint64_t*>(in_ + (ack ? mine_.ack : mine_.signal));
+    for (int d = 0; d < st::side_count; ++d) {
+      if (b_.neighbour[d] == st::no_neighbour) continue;
+      std::atomic_ref<std::uint64_t> word(words[d]);
+      oneside::wait_until([&] { return word.load(std::memory_order_acquire) >= value; });
+    }
+  }
+
+ private:
+  const st::block& b_;
+  double* in_;
+  oneside::rma::window& win_;
+  st::halo_kind kind_;
+  layout mine_;
+  st::block nb_[st::side_count];
+  layout nb_layout_[st::side_count]{};
+  std::vector<oneside::rank_t> neighbours_;
+  std::vector<double> send_buf_[st::side_count];
+  oneside::datatype col_type_mine_ = oneside::datatype::of<double>();
+  oneside::datatype col_type_nb_[st::side_count] = {
+      oneside::datatype::of<double>(), oneside::datatype::of<double>(),
+      oneside::datatype::of<double>(), oneside::datatype::of<double>()};
+};
+
+void phase_interior(const st::grid& g, const st::phases& p) {
+  st::sweep(g, p.interior, p.fused);
+}
+void phase_edge(const st::grid& g, const st::phases& p) {
+  for (const st::rect& e : p.edge) st::sweep(g, e, {});
+}
+void phase_rest(const st::grid& g, const st::phases& p) {
+  for (const st::rect& e : p.rest) st::increment(g, e);
+}
+
+int run(int argc, char** argv) {
+  const oneside::team& world = oneside::world();
+  const int me = world.rank();
+  const int ranks = world.size();
+  const bool root = me == 0;
+
+  const st::parse_result parsed =
+      st::parse_options(argc, argv, {"fence", "pscw", "passive"}, "fence", st::kernel_kind::fused);
+  if (!parsed.error.empty()) {
+    if (root) std::fprintf(stderr, "stencil: error: %s\n", parsed.error.c_str());
+    return 2;
+  }
+  const st::options& o = parsed.opts;
+  if (o.help) {
+    if (root) st::print_usage(stdout, "stencil", variant_list, "fused");
+    return 0;
+  }
+  int px = 1, py = 1;
+  if (const std::string err = st::check_decomposition(o, ranks, px, py); !err.empty()) {
+    if (root) std::fprintf(stderr, "stencil: error: %s\n", err.c_str());
+    return 2;
+  }
+  if (root) st::print_header("oneside", o, ranks, px, py);
+
+  const st::block b = st::make_block(o.n, o.radius, px, py, me);
+  const layout mine = layout_of(b);
+  oneside::rma::window win = oneside::rma::window::allocate(
+      world, static_cast<std::size_t>(mine.total) * sizeof(double), sizeof(double));
+  auto* in = static_cast<double*>(win.base());
+  std::vector<double> out(static_cast<std::size_t>(b.w * b.h));
+  const st::grid g{&b, in, out.data()};
+  st::initialize(g);
+  const st::phases p = st::plan(b, o.kernel);
+  halo ex(b, in, win, o.halo);
+  const oneside::group neighbours(ex.neighbours());
+  // Stores into the exposed window during the epoch (phase A's increments) rule out nostore.
+  const mode close_assert = o.kernel == st::kernel_kind::prk
+                                ? mode::noput | mode::nosucceed | mode::nostore
+                                : mode::noput | mode::nosucceed;
+  if (o.variant == "passive") win.lock_all(mode::nocheck);  // nobody takes exclusive locks
+  oneside::barrier(world);
+
+  std::chrono::steady_clock::time_point start;
+  for (int it = 0; it <= o.iterations; ++it) {
+    if (it == 1) {  // iteration 0 is the warm-up
+      oneside::barrier(world);
+      start = std::chrono::steady_clock::now();
+    }
+    if (o.variant == "fence") {
+      win.fence(mode::noprecede);
+      ex.send();
+      phase_interior(g, p);
+      win.fence(close_assert);
+      ex.unpack();
+      phase_edge(g, p);
+      phase_rest(g, p);
+    } else if (o.variant == "pscw") {
+      win.post(neighbours);
+      win.start(neighbours);
+      ex.send();
+      phase_interior(g, p);
+      win.complete();
+      win.wait();
+      ex.unpack();
+      phase_edge(g, p);
+      phase_rest(g, p);
+    } else {  // passive
+      const auto iter = static_cast<std::uint64_t>(it);
+      ex.await_all(true, iter);  // the neighbours have read what I sent in iteration it - 1
+      ex.send();
+      win.flush_all();
+      ex.notify_all(false, iter + 1);
+      phase_interior(g, p);
+      ex.await_all(false, iter + 1);
+      ex.unpack();
+      phase_edge(g, p);
+      ex.notify_all(true, iter + 1);  // my ghost zone and receive buffers may be reused
+      phase_rest(g, p);
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (o.variant == "passive") win.unlock_all();
+
+  if (o.inject_error && me == ranks - 1) {
+    const st::rect a = b.active();
+    if (!a.empty()) out[static_cast<std::size_t>(a.y0 * b.w + a.x0)] += st::injected_error(o);
+  }
+  const double norm = oneside::allreduce(world, st::local_norm(g), oneside::op::sum);
+  const double max_seconds = oneside::allreduce(world, seconds, oneside::op::max);
+  const st::verdict v = st::verify(norm, o);
+  const int code = st::report(v, max_seconds, o, root);
+  if (code != 0 && !root) std::fprintf(stderr, "stencil: rank %d: verification failed\n", me);
+  win.free();
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  oneside::runtime rt(argc, argv);
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "stencil: rank %d: %s\n", rt.rank(), e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,207 @@
+// The MPI-RMA peer of apps/stencil: the same Parallel Research Kernels' Stencil, decomposition
+// and kernel (../../apps/stencil/stencil_core.hpp), with halos moved as PRK's MPIRMA stencil
+// moves them: MPI_Put into the neighbours' windows between two MPI_Win_fence calls. Only the
+// fence variant exists here. --kernel prk (the default here) is PRK's structure (exchange,
+// stencil, then a separate in += 1 pass); --kernel fused runs the oneside app's phases, so
+// the two programs can also be compared with identical computation. Links MPI only.
+//
+//   mpirun -n 2 --bind-to core mpi_stencil --n 4000 --radius 2 --iterations 100
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "stencil_core.hpp"
+
+namespace {
+
+namespace st = oneside::apps::stencil;
+using st::index_t;
+
+// The window of one rank: `in` with its ghost frame, then the receive buffers of packed
+// columns from the left and the right neighbour (R x h each), as in the oneside app.
+struct layout {
+  index_t recv[2];
+  index_t total;
+};
+layout layout_of(const st::block& b) {
+  layout l{};
+  l.recv[st::left] = b.in_elements();
+  l.recv[st::right] = l.recv[st::left] + b.r * b.h;
+  l.total = l.recv[st::right] + b.r * b.h;
+  return l;
+}
+
+int to_int(index_t v) {
+  return static_cast<int>(v);
+}
+
+class halo {
+ public:
+  halo(const st::block& b, double* in, MPI_Win win, st::halo_kind kind)
+      : b_(b), in_(in), win_(win), kind_(kind), mine_(layout_of(b)) {
+    for (int d = 0; d < st::side_count; ++d) {
+      if (b.neighbour[d] == st::no_neighbour) continue;
+      nb_[d] = st::make_block(b.n, b.r, b.px, b.py, b.neighbour[d]);
+      nb_layout_[d] = layout_of(nb_[d]);
+      if (d == st::left || d == st::right) {
+        send_buf_[d].resize(static_cast<std::size_t>(b.r * b.h));
+        if (kind == st::halo_kind::datatype) {
+          MPI_Type_vector(to_int(b.h), to_int(b.r), to_int(b.stride()), MPI_DOUBLE, &col_mine_);
+          MPI_Type_commit(&col_mine_);
+          MPI_Type_vector(to_int(b.h), to_int(b.r), to_int(nb_[d].stride()), MPI_DOUBLE,
+                          &col_nb_[d]);
+          MPI_Type_commit(&col_nb_[d]);
+        }
+      }
+    }
+  }
+  halo(const halo&) = delete;
+  halo& operator=(const halo&) = delete;
+  ~halo() {
+    if (col_mine_ != MPI_DATATYPE_NULL) MPI_Type_free(&col_mine_);
+    for (MPI_Datatype& t : col_nb_) {
+      if (t != MPI_DATATYPE_NULL) MPI_Type_free(&t);
+    }
+  }
+
+  void send() {
+    const index_t r = b_.r;
+    for (int d = 0; d < st::side_count; ++d) {
+      const int q = b_.neighbour[d];
+      if (q == st::no_neighbour) continue;
+      const st::block& nb = nb_[d];
+      if (d == st::top || d == st::bottom) {
+        const index_t src_y = d == st::top ? 0 : b_.h - r;
+        const index_t dst_y = d == st::top ? nb.h : -r;
+        for (index_t c = 0; c < r; ++c) {
+          MPI_Put(in_ + b_.at(0, src_y + c), to_int(b_.w), MPI_DOUBLE, q, nb.at(0, dst_y + c),
+                  to_int(b_.w), MPI_DOUBLE, win_);
+        }
+        continue;
+      }
+      const index_t src_x = d == st::left ? 0 : b_.w - r;
+      if (kind_ == st::halo_kind::datatype) {
+        const index_t dst_x = d == st::left ? nb.w : -r;
+        MPI_Put(in_ + b_.at(src_x, 0), 1, col_mine_, q, nb.at(dst_x, 0), 1, col_nb_[d], win_);
+        continue;
+      }
+      std::vector<double>& buf = send_buf_[d];
+      for (index_t y = 0; y < b_.h; ++y) {
+        const double* row = in_ + b_.at(src_x, y);
+        for (index_t c = 0; c < r; ++c) buf[static_cast<std::size_t>(y * r + c)] = row[c];
+      }
+      MPI_Put(buf.data(), to_int(r * b_.h), MPI_DOUBLE, q, nb_layout_[d].recv[st::opposite(d)],
+              to_int(r * b_.h), MPI_DOUBLE, win_);
+    }
+  }
+
+  void unpack() {
+    if (kind_ != st::halo_kind::pack) return;
+    const index_t r = b_.r;
+    for (int d : {st::left, st::right}) {
+      if (b_.neighbour[d] == st::no_neighbour) continue;
+      const double* buf = in_ + mine_.recv[d];
+      const index_t dst_x = d == st::left ? -r : b_.w;
+      for (index_t y = 0; y < b_.h; ++y) {
+        double* row = in_ + b_.at(dst_x, y);
+        for (index_t c = 0; c < r; ++c) row[c] = buf[y * r + c];
+      }
+    }
+  }
+
+ private:
+  const st::block& b_;
+  double* in_;
+  MPI_Win win_;
+  st::halo_kind kind_;
+  layout mine_;
+  st::block nb_[st::side_count];
+  layout nb_layout_[st::side_count]{};
+  std::vector<double> send_buf_[st::side_count];
+  MPI_Datatype col_mine_ = MPI_DATATYPE_NULL;
+  MPI_Datatype col_nb_[st::side_count] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL,
+                                          MPI_DATATYPE_NULL};
+};
+
+int run(int argc, char** argv) {
+  int me = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const bool root = me == 0;
+
+  // PRK's MPIRMA structure by default; --kernel fused runs the oneside app's phases.
+  const st::parse_result parsed =
+      st::parse_options(argc, argv, {"fence"}, "fence", st::kernel_kind::prk);
+  if (!parsed.error.empty()) {
+    if (root) std::fprintf(stderr, "mpi_stencil: error: %s\n", parsed.error.c_str());
+    return 2;
+  }
+  const st::options& o = parsed.opts;
+  if (o.help) {
+    if (root) st::print_usage(stdout, "mpi_stencil", "fence", "prk");
+    return 0;
+  }
+  int px = 1, py = 1;
+  if (const std::string err = st::check_decomposition(o, ranks, px, py); !err.empty()) {
+    if (root) std::fprintf(stderr, "mpi_stencil: error: %s\n", err.c_str());
+    return 2;
+  }
+  if (root) st::print_header("MPI-RMA", o, ranks, px, py);
+
+  const st::block b = st::make_block(o.n, o.radius, px, py, me);
+  const layout mine = layout_of(b);
+  double* in = nullptr;
+  MPI_Win win = MPI_WIN_NULL;
+  MPI_Win_allocate(static_cast<MPI_Aint>(mine.total) * static_cast<MPI_Aint>(sizeof(double)),
+                   sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &in, &win);
+  std::vector<double> out(static_cast<std::size_t>(b.w * b.h));
+  const st::grid g{&b, in, out.data()};
+  st::initialize(g);
+  const st::phases p = st::plan(b, o.kernel);
+  const int close_assert = o.kernel == st::kernel_kind::prk
+                               ? MPI_MODE_NOPUT | MPI_MODE_NOSUCCEED | MPI_MODE_NOSTORE
+                               : MPI_MODE_NOPUT | MPI_MODE_NOSUCCEED;
+  double seconds = 0.0;
+  {
+    halo ex(b, in, win, o.halo);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = 0.0;
+    for (int it = 0; it <= o.iterations; ++it) {
+      if (it == 1) {  // iteration 0 is the warm-up
+        MPI_Barrier(MPI_COMM_WORLD);
+        start = MPI_Wtime();
+      }
+      MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+      ex.send();
+      st::sweep(g, p.interior, p.fused);
+      MPI_Win_fence(close_assert, win);
+      ex.unpack();
+      for (const st::rect& e : p.edge) st::sweep(g, e, {});
+      for (const st::rect& e : p.rest) st::increment(g, e);
+    }
+    seconds = MPI_Wtime() - start;
+  }
+
+  if (o.inject_error && me == ranks - 1) {
+    const st::rect a = b.active();
+    if (!a.empty()) out[static_cast<std::size_t>(a.y0 * b.w + a.x0)] += st::injected_error(o);
+  }
+  double local = st::local_norm(g), norm = 0.0, max_seconds = 0.0;
+  MPI_Allreduce(&local, &norm, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&seconds, &max_seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const int code = st::report(st::verify(norm, o), max_seconds, o, root);
+  MPI_Win_free(&win);
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const int code = run(argc, argv);
+  MPI_Finalize();
+  return code;
+}
