@@ -77,12 +77,9 @@ backoff::backoff(doorbell& bell, const wait_policy& policy) noexcept
 
 void backoff::escalate() noexcept {
   const std::int64_t now = now_ns();
-  if (start_ns_ == 0) {
-    // The clock starts at the first look (after 64 pauses): most waits end before that and
-    // never read it (a clock read costs about a fifth of a fence's barrier).
-    start_ns_ = now;
-    return;
-  }
+  // The clock starts at the first look (after 64 pauses): most waits end before that and
+  // never read it (a clock read costs about a fifth of a fence's barrier).
+  if (start_ns_ == 0) start_ns_ = now;
   const std::int64_t waited = now - start_ns_;
   if (phase_ == phase::spin && waited >= policy_.spin_ns) phase_ = phase::yield;
   if (phase_ == phase::yield && waited >= policy_.spin_ns + policy_.yield_ns) {
