@@ -330,28 +330,6 @@ TEST_F(Examples, Ex22DistributedLinkedListOnADynamicWindow) {
 using rma::lock_type;
 using rma::mode;
 
-template <class T>
-T load(const T& x) {
-  return std::atomic_ref<const T>(x).load(std::memory_order_acquire);
-}
-template <class T>
-void store(T& x, T v) {
-  std::atomic_ref<T>(x).store(v, std::memory_order_release);
-}
-
-// Waits through oneside::wait_until until done() holds, at most `limit`: false on timeout, so a
-// lost update fails the test instead of hanging the job.
-template <class Pred>
-bool wait_for(Pred&& done, std::chrono::seconds limit = std::chrono::seconds(20)) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  bool ok = false;
-  oneside::wait_until([&] {
-    ok = done();
-    return ok || std::chrono::steady_clock::now() > end;
-  });
-  return ok;
-}
-
 // Fewer repetitions when ranks outnumber the cores by far (8 ranks on 2 cores): the protocol
 // stays the same, the test stays well under its time budget.
 int scaled(int n) {
@@ -372,37 +350,6 @@ rank_t pair_partner() {
   const rank_t p = world().rank() ^ 1;
   return p < world().size() ? p : no_rank;
 }
-
-// A side channel for "I got this far" messages standing in for the figures' send/recv: `slots`
-// int64 per rank, under lock_all for the board's life. send() puts and flushes; await() polls
-// the local slot with wait_until (MEM-3: unified, no call needed).
-class notice_board {
- public:
-  explicit notice_board(std::size_t slots = 2)
-      : win_(rma::window::allocate(world(), slots * sizeof(std::int64_t), 8)) {
-    std::fill_n(static_cast<std::int64_t*>(win_.base()), slots, std::int64_t{0});
-    settle(win_);
-    win_.lock_all();
-  }
-  notice_board(const notice_board&) = delete;
-  notice_board& operator=(const notice_board&) = delete;
-  ~notice_board() {
-    win_.unlock_all();
-    barrier(world());
-    win_.free();
-  }
-  void send(rank_t to, disp_t slot, std::int64_t value) {
-    win_.put(value, to, slot);
-    win_.flush(to);
-  }
-  bool await(disp_t slot, std::int64_t value) {
-    const std::int64_t* s = static_cast<std::int64_t*>(win_.base()) + slot;
-    return wait_for([&] { return load(*s) >= value; });
-  }
-
- private:
-  rma::window win_;
-};
 
 // A window of `slots` int64 per rank, all -1, published.
 rma::window int64_window(std::size_t slots) {

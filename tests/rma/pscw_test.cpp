@@ -31,40 +31,6 @@ class Pscw : public RankTest {
   static oneside::group group_of(std::vector<rank_t> world_ranks) {
     return oneside::group(std::move(world_ranks));
   }
-  static std::int64_t load(const std::int64_t& slot) {
-    return std::atomic_ref<const std::int64_t>(slot).load(std::memory_order_acquire);
-  }
-};
-
-// A side channel for "I got this far" messages: one int64 per rank, under lock_all for the
-// channel's life. send() puts and flushes; await() polls the local slot.
-class channel {
- public:
-  channel() : win_(rma::window::allocate(world(), sizeof(std::int64_t), 8)) {
-    *static_cast<std::int64_t*>(win_.base()) = 0;
-    settle(win_);
-    win_.lock_all();
-  }
-  channel(const channel&) = delete;
-  channel& operator=(const channel&) = delete;
-  ~channel() {
-    win_.unlock_all();
-    barrier(world());
-    win_.free();
-  }
-  void send(rank_t to, std::int64_t value) {
-    win_.put(value, to, 0);
-    win_.flush(to);
-  }
-  void await(std::int64_t value) {
-    auto* slot = static_cast<std::int64_t*>(win_.base());
-    oneside::wait_until([&] {
-      return std::atomic_ref<std::int64_t>(*slot).load(std::memory_order_acquire) >= value;
-    });
-  }
-
- private:
-  rma::window win_;
 };
 
 // Every rank exposes its window to its left neighbour and accesses its right one in the same
@@ -184,19 +150,19 @@ TEST_F(Pscw, StartAndCompleteNeverWaitForTheTargetsLaterCalls) {
   rma::window w = rma::window::allocate(world(), sizeof(std::int64_t), 8);
   *static_cast<std::int64_t*>(w.base()) = 0;
   settle(w);
-  channel ch;
+  notice_board ch;
   if (rank() == 1) {
     w.start(group_of({0}));  // rank 0 has not posted, and will not until told
-    ch.send(0, 1);           // "started"
+    ch.send(0, 0, 1);        // "started"
     w.put(std::int64_t{99}, 0, 0);
     w.complete();
-    ch.send(0, 2);  // "completed": only now does rank 0 call wait
+    ch.send(0, 0, 2);  // "completed": only now does rank 0 call wait
   } else if (rank() == 0) {
-    ch.await(1);
+    EXPECT_TRUE(ch.await(0, 1));
     const auto t0 = std::chrono::steady_clock::now();
     w.post(group_of({1}));
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1)) << "post blocked";
-    ch.await(2);
+    EXPECT_TRUE(ch.await(0, 2));
     w.wait();
     EXPECT_EQ(*static_cast<std::int64_t*>(w.base()), 99);
   }
@@ -214,14 +180,14 @@ TEST_F(Pscw, TestIsFalseUntilEveryOriginCompleted) {
   auto* mine = static_cast<std::int64_t*>(w.base());
   std::fill_n(mine, size(), std::int64_t{-1});
   settle(w);
-  channel ch;
+  notice_board ch;
   std::vector<rank_t> others;
   for (rank_t r = 1; r < size(); ++r) others.push_back(r);
   if (rank() == 0) {
     w.post(group_of(others));
     if (!others.empty()) {
       EXPECT_FALSE(w.test()) << "test was true before any origin completed";
-      for (rank_t r : others) ch.send(r, 1);  // "go"
+      for (rank_t r : others) ch.send(r, 0, 1);  // "go"
     }
     int polls = 0;
     while (!w.test()) {
@@ -232,7 +198,7 @@ TEST_F(Pscw, TestIsFalseUntilEveryOriginCompleted) {
     expect_error(error_class::rma_sync, "window::test", [&] { (void)w.test(); });
     expect_error(error_class::rma_sync, "window::wait", [&] { w.wait(); });
   } else {
-    ch.await(1);
+    EXPECT_TRUE(ch.await(0, 1));
     // Later ranks complete later: wait/test must hold out for the slowest.
     std::this_thread::sleep_for(std::chrono::milliseconds(10 * rank()));
     w.start(group_of({0}));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <oneside/oneside.hpp>
+#include <oneside/runtime/wait.hpp>
 
 namespace oneside::test {
 
@@ -267,5 +269,60 @@ inline double compute_without_runtime(std::chrono::nanoseconds d) {
   }
   return x;
 }
+
+// ---- waiting on local memory and a side channel (the spec's figures use send/recv) ------
+
+template <class T>
+T load(const T& x) {
+  return std::atomic_ref<const T>(x).load(std::memory_order_acquire);
+}
+template <class T>
+void store(T& x, T v) {
+  std::atomic_ref<T>(x).store(v, std::memory_order_release);
+}
+
+// Waits through oneside::wait_until until done() holds, at most `limit`: false on timeout, so a
+// lost update fails the test instead of hanging the job.
+template <class Pred>
+bool wait_for(Pred&& done, std::chrono::seconds limit = std::chrono::seconds(20)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  bool ok = false;
+  oneside::wait_until([&] {
+    ok = done();
+    return ok || std::chrono::steady_clock::now() > end;
+  });
+  return ok;
+}
+
+// A side channel for "I got this far" messages standing in for the figures' send/recv: `slots`
+// int64 per rank, under lock_all for the board's life. send() puts and flushes; await() polls
+// the local slot with wait_until (MEM-3: unified, no call needed).
+class notice_board {
+ public:
+  explicit notice_board(std::size_t slots = 2)
+      : win_(rma::window::allocate(world(), slots * sizeof(std::int64_t), 8)) {
+    std::fill_n(static_cast<std::int64_t*>(win_.base()), slots, std::int64_t{0});
+    settle(win_);
+    win_.lock_all();
+  }
+  notice_board(const notice_board&) = delete;
+  notice_board& operator=(const notice_board&) = delete;
+  ~notice_board() {
+    win_.unlock_all();
+    barrier(world());
+    win_.free();
+  }
+  void send(rank_t to, disp_t slot, std::int64_t value) {
+    win_.put(value, to, slot);
+    win_.flush(to);
+  }
+  bool await(disp_t slot, std::int64_t value) {
+    const std::int64_t* s = static_cast<std::int64_t*>(win_.base()) + slot;
+    return wait_for([&] { return load(*s) >= value; });
+  }
+
+ private:
+  rma::window win_;
+};
 
 }  // namespace oneside::test
