@@ -82,37 +82,17 @@ class halo {
 
   // Puts this rank's halos into its neighbours' windows (inside an access epoch).
   void send() {
-    const index_t r = b_.r;
-    for (int d = 0; d < st::side_count; ++d) {
-      const int q = b_.neighbour[d];
-      if (q == st::no_neighbour) continue;
-      const st::block& nb = nb_[d];
-      if (d == st::top || d == st::bottom) {
-        // My first (last) R rows become the top neighbour's bottom (bottom's top) ghost rows.
-        const index_t src_y = d == st::top ? 0 : b_.h - r;
-        const index_t dst_y = d == st::top ? nb.h : -r;
-        for (index_t c = 0; c < r; ++c) {
-          win_.put(
-              std::span<const double>(in_ + b_.at(0, src_y + c), static_cast<std::size_t>(b_.w)), q,
-              nb.at(0, dst_y + c));
-        }
-        continue;
-      }
-      // Columns: my first (last) R columns become the left neighbour's right (right's left)
-      // ghost columns.
-      const index_t src_x = d == st::left ? 0 : b_.w - r;
-      if (kind_ == st::halo_kind::datatype) {
-        const index_t dst_x = d == st::left ? nb.w : -r;
-        win_.put(in_ + b_.at(src_x, 0), 1, col_type_mine_, q, nb.at(dst_x, 0), 1, col_type_nb_[d]);
-        continue;
-      }
-      std::vector<double>& buf = send_buf_[d];
-      for (index_t y = 0; y < b_.h; ++y) {
-        const double* row = in_ + b_.at(src_x, y);
-        for (index_t c = 0; c < r; ++c) buf[static_cast<std::size_t>(y * r + c)] = row[c];
-      }
-      win_.put(std::span<const double>(buf), q, nb_layout_[d].recv[st::opposite(d)]);
-    }
+    st::for_each_halo_put(
+        b_, nb_, kind_, in_, send_buf_,
+        [&](int q, const double* src, index_t count, index_t dst) {
+          win_.put(std::span<const double>(src, static_cast<std::size_t>(count)), q, dst);
+        },
+        [&](int d, int q, const double* src, index_t dst) {
+          win_.put(src, 1, col_type_mine_, q, dst, 1, col_type_nb_[d]);
+        },
+        [&](int d, int q, const std::vector<double>& buf) {
+          win_.put(std::span<const double>(buf), q, nb_layout_[d].recv[st::opposite(d)]);
+        });
   }
 
   // Copies packed columns from the receive buffers into the ghost columns (after the epoch).

@@ -258,6 +258,45 @@ inline block make_block(index_t n, index_t r, int px, int py, int rank) {
   return b;
 }
 
+// The puts of one rank's halo exchange, shared by the app and its MPI peer: ghost rows go to
+// the top and bottom neighbours one row per put; columns go to the left and right neighbours
+// as one put of a column datatype (halo_kind::datatype) or packed into send_buf[d] first
+// (halo_kind::pack). The callbacks issue the puts:
+//   row(q, src, count, dst)   `count` contiguous doubles at `src` to element `dst` of rank q
+//   columns(d, q, src, dst)   the R columns at `src` as one put of the column types of side d
+//   packed(d, q, buffer)      the packed columns, to q's receive area of side opposite(d)
+template <class Row, class Columns, class Packed>
+void for_each_halo_put(const block& b, const block (&nb)[side_count], halo_kind kind,
+                       const double* in, std::vector<double> (&send_buf)[side_count], Row&& row,
+                       Columns&& columns, Packed&& packed) {
+  const index_t r = b.r;
+  for (int d = 0; d < side_count; ++d) {
+    const int q = b.neighbour[d];
+    if (q == no_neighbour) continue;
+    const block& n = nb[d];
+    if (d == top || d == bottom) {
+      // My first (last) R rows become the top neighbour's bottom (bottom's top) ghost rows.
+      const index_t src_y = d == top ? 0 : b.h - r;
+      const index_t dst_y = d == top ? n.h : -r;
+      for (index_t c = 0; c < r; ++c) row(q, in + b.at(0, src_y + c), b.w, n.at(0, dst_y + c));
+      continue;
+    }
+    // Columns: my first (last) R columns become the left neighbour's right (right's left)
+    // ghost columns.
+    const index_t src_x = d == left ? 0 : b.w - r;
+    if (kind == halo_kind::datatype) {
+      columns(d, q, in + b.at(src_x, 0), n.at(d == left ? n.w : -r, 0));
+      continue;
+    }
+    std::vector<double>& buf = send_buf[d];
+    for (index_t y = 0; y < b.h; ++y) {
+      const double* src = in + b.at(src_x, y);
+      for (index_t c = 0; c < r; ++c) buf[static_cast<std::size_t>(y * r + c)] = src[c];
+    }
+    packed(d, q, buf);
+  }
+}
+
 // The decomposition for `ranks`, or an error message when n and R do not fit it.
 inline std::string check_decomposition(const options& o, int ranks, int& px, int& py) {
   if (o.tiles_x > 0) {

@@ -68,34 +68,19 @@ class halo {
   }
 
   void send() {
-    const index_t r = b_.r;
-    for (int d = 0; d < st::side_count; ++d) {
-      const int q = b_.neighbour[d];
-      if (q == st::no_neighbour) continue;
-      const st::block& nb = nb_[d];
-      if (d == st::top || d == st::bottom) {
-        const index_t src_y = d == st::top ? 0 : b_.h - r;
-        const index_t dst_y = d == st::top ? nb.h : -r;
-        for (index_t c = 0; c < r; ++c) {
-          MPI_Put(in_ + b_.at(0, src_y + c), to_int(b_.w), MPI_DOUBLE, q, nb.at(0, dst_y + c),
-                  to_int(b_.w), MPI_DOUBLE, win_);
-        }
-        continue;
-      }
-      const index_t src_x = d == st::left ? 0 : b_.w - r;
-      if (kind_ == st::halo_kind::datatype) {
-        const index_t dst_x = d == st::left ? nb.w : -r;
-        MPI_Put(in_ + b_.at(src_x, 0), 1, col_mine_, q, nb.at(dst_x, 0), 1, col_nb_[d], win_);
-        continue;
-      }
-      std::vector<double>& buf = send_buf_[d];
-      for (index_t y = 0; y < b_.h; ++y) {
-        const double* row = in_ + b_.at(src_x, y);
-        for (index_t c = 0; c < r; ++c) buf[static_cast<std::size_t>(y * r + c)] = row[c];
-      }
-      MPI_Put(buf.data(), to_int(r * b_.h), MPI_DOUBLE, q, nb_layout_[d].recv[st::opposite(d)],
-              to_int(r * b_.h), MPI_DOUBLE, win_);
-    }
+    st::for_each_halo_put(
+        b_, nb_, kind_, in_, send_buf_,
+        [&](int q, const double* src, index_t count, index_t dst) {
+          MPI_Put(src, to_int(count), MPI_DOUBLE, q, dst, to_int(count), MPI_DOUBLE, win_);
+        },
+        [&](int d, int q, const double* src, index_t dst) {
+          MPI_Put(src, 1, col_mine_, q, dst, 1, col_nb_[d], win_);
+        },
+        [&](int d, int q, const std::vector<double>& buf) {
+          const int count = to_int(static_cast<index_t>(buf.size()));
+          MPI_Put(buf.data(), count, MPI_DOUBLE, q, nb_layout_[d].recv[st::opposite(d)], count,
+                  MPI_DOUBLE, win_);
+        });
   }
 
   void unpack() {
