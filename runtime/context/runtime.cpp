@@ -43,7 +43,7 @@ detail::wait_params read_wait_params(bool oversubscribed) {
   detail::wait_params w;
   w.spin_ns = detail::setting_is_set("ONESIDE_WAIT_SPIN_NS")
                   ? detail::setting_int("ONESIDE_WAIT_SPIN_NS")
-                  : (oversubscribed ? 500 : detail::setting_int("ONESIDE_WAIT_SPIN_NS"));
+                  : (oversubscribed ? 0 : detail::setting_int("ONESIDE_WAIT_SPIN_NS"));
   w.yield_ns = detail::setting_int("ONESIDE_WAIT_YIELD_NS");
   w.sleep_max_ns =
       std::max<std::int64_t>(1, detail::setting_int("ONESIDE_WAIT_SLEEP_MAX_US")) * 1000;

@@ -90,6 +90,12 @@ void backoff::escalate() noexcept {
 
 void backoff::pause() noexcept {
   ++steps_;
+  // No spinning at all (the default when ranks outnumber cores): the core belongs to whoever
+  // this wait is waiting for, so yield from the first pause.
+  if (phase_ == phase::spin && policy_.spin_ns <= 0) {
+    phase_ = phase::yield;
+    start_ns_ = now_ns();
+  }
   switch (phase_) {
     case phase::spin:
       cpu_relax();

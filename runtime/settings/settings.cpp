@@ -41,7 +41,7 @@ constexpr std::array registry{
   // Waiting.
   setting_info{"ONESIDE_WAIT_SPIN_NS", integer, "20000",
                "Nanoseconds a wait spins before it starts yielding the CPU "
-               "(500 when ranks outnumber cores)."},
+               "(0 when ranks outnumber cores: waits yield at once)."},
   setting_info{"ONESIDE_WAIT_YIELD_NS", integer, "200000",
                "Nanoseconds a wait yields the CPU before it sleeps on the doorbell futex."},
   setting_info{"ONESIDE_WAIT_SLEEP_MAX_US", integer, "1000",
