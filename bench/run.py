@@ -87,9 +87,11 @@ RMA_ACC = 1024
 # The benches of the sync family (the MPI peer is "mpi_" + name) and the target of each at
 # 2 ranks on their own cores, as a time ratio to Open MPI (osc/sm) in the same run. With more
 # ranks than cores the target is a ratio of at most 1 (no worse than Open MPI oversubscribed
-# the same way); without MPI peers, an oversubscribed rank count must not be slower than the
-# run's largest rank count on own cores by SYNC_SLOWDOWN_LIMIT or more (two orders of
-# magnitude: what a wait that spins through its time slices instead of yielding costs).
+# the same way). With more ranks than cores every round must also stay under
+# SYNC_ROUND_LIMIT_NS: a call that needs every rank scheduled costs a few context switches
+# (µs), a wait that spins through its time slices instead of yielding costs milliseconds.
+# The slowdown against the run's rank count on own cores is reported, not judged (fence and
+# PSCW at 2 ranks on 2 cores cost ~100 ns, far below any context switch).
 SYNC_PATTERNS = (
     ("fence pair (empty epoch)", "rma_sync_fence_pair", 0.5),
     ("PSCW round (ring neighbours)", "rma_sync_pscw_round", 0.5),
@@ -98,7 +100,7 @@ SYNC_PATTERNS = (
     ("lock_all + unlock_all", "rma_sync_lock_all", 0.6),
     ("empty flush (inside lock_all)", "rma_sync_flush", 1.0),
 )
-SYNC_SLOWDOWN_LIMIT = 100.0
+SYNC_ROUND_LIMIT_NS = 100_000.0
 
 
 def fail(message: str) -> None:
@@ -1021,15 +1023,18 @@ class report:
                     rows.append((name, measured,
                                  self.verdict(None if p is None else p.median <= limit, p,
                                               lambda v, lim=limit: v <= lim)))
-            base = self.sync_base(n)
-            if base is not None:
-                ps = {label: self.sync_slowdown(n, base, bench)
-                      for label, bench, _ in SYNC_PATTERNS}
+            times = {label: self.time("oneside", n, bench) for label, bench, _ in SYNC_PATTERNS}
+            have = {k: t for k, t in times.items() if t is not None}
+            if have and n > self.cores:
+                worst = max(have, key=lambda k: have[k])
+                misses = [k for k, t in have.items() if t >= SYNC_ROUND_LIMIT_NS]
+                every = ", ".join(f"{k} {fmt_time(t)}" for k, t in have.items())
                 rows.append((f"{at}: no oneside sync pattern slows down by orders of magnitude "
-                             f"(time at {n} ranks < {SYNC_SLOWDOWN_LIMIT:g}× the time at {base} "
-                             "ranks, same run)",
-                             *self.worst_of(ps, lambda v: v < SYNC_SLOWDOWN_LIMIT,
-                                            low_is_bad=False)))
+                             f"(every round under {fmt_time(SYNC_ROUND_LIMIT_NS)}; a wait that "
+                             "spins through its time slices costs milliseconds)",
+                             f"worst {fmt_time(have[worst])} at {worst}; all: {every}",
+                             "met" if not misses else
+                             f"**not met** (misses: {', '.join(misses)})"))
         return rows
 
     def sync(self, n: int) -> None:
