@@ -32,8 +32,6 @@ namespace st = oneside::apps::stencil;
 using oneside::rma::mode;
 using st::index_t;
 
-constexpr const char* variant_list = "fence, pscw, passive";
-
 // Where things live in a rank's window (units of 8 bytes): the `in` array with its ghost
 // frame, the receive buffers of packed columns (from the left and from the right neighbour,
 // R x h each, row-major), then the signal words (4, by the side the data came from) and the
@@ -167,23 +165,13 @@ int run(int argc, char** argv) {
   const int ranks = world.size();
   const bool root = me == 0;
 
-  const st::parse_result parsed =
-      st::parse_options(argc, argv, {"fence", "pscw", "passive"}, "fence", st::kernel_kind::fused);
-  if (!parsed.error.empty()) {
-    if (root) std::fprintf(stderr, "stencil: error: %s\n", parsed.error.c_str());
-    return 2;
-  }
-  const st::options& o = parsed.opts;
-  if (o.help) {
-    if (root) st::print_usage(stdout, "stencil", variant_list, "fused");
-    return 0;
-  }
+  st::options o;
   int px = 1, py = 1;
-  if (const std::string err = st::check_decomposition(o, ranks, px, py); !err.empty()) {
-    if (root) std::fprintf(stderr, "stencil: error: %s\n", err.c_str());
-    return 2;
+  const st::program_info program{
+      "stencil", "oneside", {"fence", "pscw", "passive"}, st::kernel_kind::fused};
+  if (const int code = st::start(program, argc, argv, ranks, root, o, px, py); code >= 0) {
+    return code;
   }
-  if (root) st::print_header("oneside", o, ranks, px, py);
 
   const st::block b = st::make_block(o.n, o.radius, px, py, me);
   const layout mine = layout_of(b);

@@ -575,6 +575,42 @@ inline void print_header(const char* flavour, const options& o, int ranks, int p
   std::fflush(stdout);
 }
 
+// What a stencil program is called and offers (the app and its MPI peer).
+struct program_info {
+  const char* name;                   // in usage and error messages
+  const char* flavour;                // in the header: "<flavour> stencil execution on 2D grid"
+  std::vector<std::string> variants;  // the first is the default
+  kernel_kind default_kernel;
+};
+
+// Parses the command line and fits the decomposition to `ranks`; the root prints the usage,
+// the error or the header. Returns the exit code to leave with (0 after --help, 2 for bad
+// input), or -1 to run with `o`, `px` and `py` set.
+inline int start(const program_info& p, int argc, char** argv, int ranks, bool root, options& o,
+                 int& px, int& py) {
+  const parse_result parsed =
+      parse_options(argc, argv, p.variants, p.variants.front(), p.default_kernel);
+  if (!parsed.error.empty()) {
+    if (root) std::fprintf(stderr, "%s: error: %s\n", p.name, parsed.error.c_str());
+    return 2;
+  }
+  o = parsed.opts;
+  if (o.help) {
+    std::string list;
+    for (const std::string& v : p.variants) list += (list.empty() ? "" : ", ") + v;
+    if (root) {
+      print_usage(stdout, p.name, list, p.default_kernel == kernel_kind::fused ? "fused" : "prk");
+    }
+    return 0;
+  }
+  if (const std::string err = check_decomposition(o, ranks, px, py); !err.empty()) {
+    if (root) std::fprintf(stderr, "%s: error: %s\n", p.name, err.c_str());
+    return 2;
+  }
+  if (root) print_header(p.flavour, o, ranks, px, py);
+  return -1;
+}
+
 // Prints the verdict and rate (rank 0); returns the exit code every rank should use.
 inline int report(const verdict& v, double max_seconds, const options& o, bool root) {
   if (!v.ok) {

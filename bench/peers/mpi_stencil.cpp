@@ -118,23 +118,12 @@ int run(int argc, char** argv) {
   const bool root = me == 0;
 
   // PRK's MPIRMA structure by default; --kernel fused runs the oneside app's phases.
-  const st::parse_result parsed =
-      st::parse_options(argc, argv, {"fence"}, "fence", st::kernel_kind::prk);
-  if (!parsed.error.empty()) {
-    if (root) std::fprintf(stderr, "mpi_stencil: error: %s\n", parsed.error.c_str());
-    return 2;
-  }
-  const st::options& o = parsed.opts;
-  if (o.help) {
-    if (root) st::print_usage(stdout, "mpi_stencil", "fence", "prk");
-    return 0;
-  }
+  st::options o;
   int px = 1, py = 1;
-  if (const std::string err = st::check_decomposition(o, ranks, px, py); !err.empty()) {
-    if (root) std::fprintf(stderr, "mpi_stencil: error: %s\n", err.c_str());
-    return 2;
+  const st::program_info program{"mpi_stencil", "MPI-RMA", {"fence"}, st::kernel_kind::prk};
+  if (const int code = st::start(program, argc, argv, ranks, root, o, px, py); code >= 0) {
+    return code;
   }
-  if (root) st::print_header("MPI-RMA", o, ranks, px, py);
 
   const st::block b = st::make_block(o.n, o.radius, px, py, me);
   const layout mine = layout_of(b);
