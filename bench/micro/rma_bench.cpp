@@ -262,8 +262,10 @@ void memcpy_bandwidth(benchmark::State& state) {
 
 // ---- atomics and accumulates --------------------------------------------------------------
 
-// Each rank's element is changed by its previous rank alone, so the values are predictable.
-void fetch_and_op(benchmark::State& state, window_kind kind) {
+// A fetching int64 sum (fetch_and_op, get_accumulate) and flush, in a loop. Each rank's
+// element is changed by its previous rank alone, so every fetched value is predictable.
+template <class Fetch>
+void fetching_sum(benchmark::State& state, window_kind kind, Fetch&& fetch, const char* wrong) {
   bench_window bw(kind, small_window_bytes);
   const rank_t t = bw.next();
   const disp_t d = bw.disp(t, 0);
@@ -273,14 +275,23 @@ void fetch_and_op(benchmark::State& state, window_kind kind) {
   bool ok = true;
   run(state, bench::rma_batch, [&](std::int64_t k) {
     for (std::int64_t i = 0; i < k; ++i) {
-      bw.win().fetch_and_op(&one, &old, int64_type(), t, d, oneside::op::sum);
+      fetch(bw.win(), &one, &old, t, d);
       bw.win().flush(t);
     }
     issued += k;
     ok = ok && old == issued - 1;
   });
-  report_wrong(state, ok, "fetch_and_op returned wrong values");
+  report_wrong(state, ok, wrong);
   bench::count_bytes(state, 8);
+}
+
+void fetch_and_op(benchmark::State& state, window_kind kind) {
+  fetching_sum(
+      state, kind,
+      [](rma::window& w, const std::int64_t* one, std::int64_t* old, rank_t t, disp_t d) {
+        w.fetch_and_op(one, old, int64_type(), t, d, oneside::op::sum);
+      },
+      "fetch_and_op returned wrong values");
 }
 
 void compare_and_swap(benchmark::State& state, window_kind kind) {
@@ -321,24 +332,13 @@ void accumulate_latency(benchmark::State& state, window_kind kind) {
 }
 
 void get_accumulate(benchmark::State& state, window_kind kind) {
-  bench_window bw(kind, small_window_bytes);
-  const rank_t t = bw.next();
-  const disp_t d = bw.disp(t, 0);
-  const std::int64_t one = 1;
-  std::int64_t old = -1;
-  std::int64_t issued = 0;
-  bool ok = true;
-  run(state, bench::rma_batch, [&](std::int64_t k) {
-    for (std::int64_t i = 0; i < k; ++i) {
-      bw.win().get_accumulate(&one, 1, int64_type(), &old, 1, int64_type(), t, d, 1, int64_type(),
-                              oneside::op::sum);
-      bw.win().flush(t);
-    }
-    issued += k;
-    ok = ok && old == issued - 1;
-  });
-  report_wrong(state, ok, "get_accumulate returned wrong values");
-  bench::count_bytes(state, 8);
+  fetching_sum(
+      state, kind,
+      [](rma::window& w, const std::int64_t* one, std::int64_t* old, rank_t t, disp_t d) {
+        w.get_accumulate(one, 1, int64_type(), old, 1, int64_type(), t, d, 1, int64_type(),
+                         oneside::op::sum);
+      },
+      "get_accumulate returned wrong values");
 }
 
 // Every origin adds 1024 ones into its own 8 KiB block of rank 0's window (blocks are

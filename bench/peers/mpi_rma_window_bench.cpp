@@ -225,7 +225,10 @@ void put_rate(benchmark::State& state, window_kind kind) {
 
 // ---- atomics and accumulates --------------------------------------------------------------
 
-void fetch_and_op(benchmark::State& state, window_kind kind) {
+// A fetching int64 sum (MPI_Fetch_and_op, MPI_Get_accumulate) and flush, in a loop. Each
+// rank's element is changed by its previous rank alone, so every fetched value is predictable.
+template <class Fetch>
+void fetching_sum(benchmark::State& state, window_kind kind, Fetch&& fetch, const char* wrong) {
   mpi_window w(kind, small_window_bytes);
   const int t = w.next();
   const MPI_Aint d = w.disp(t, 0);
@@ -235,14 +238,23 @@ void fetch_and_op(benchmark::State& state, window_kind kind) {
   bool ok = true;
   run(state, w, bench::rma_batch, [&](std::int64_t k) {
     for (std::int64_t i = 0; i < k; ++i) {
-      MPI_Fetch_and_op(&one, &old, MPI_INT64_T, t, d, MPI_SUM, w.get());
+      fetch(w.get(), &one, &old, t, d);
       MPI_Win_flush(t, w.get());
     }
     issued += k;
     ok = ok && old == issued - 1;
   });
-  report_wrong(state, ok, "MPI_Fetch_and_op returned wrong values");
+  report_wrong(state, ok, wrong);
   bench::count_bytes(state, 8);
+}
+
+void fetch_and_op(benchmark::State& state, window_kind kind) {
+  fetching_sum(
+      state, kind,
+      [](MPI_Win win, const std::int64_t* one, std::int64_t* old, int t, MPI_Aint d) {
+        MPI_Fetch_and_op(one, old, MPI_INT64_T, t, d, MPI_SUM, win);
+      },
+      "MPI_Fetch_and_op returned wrong values");
 }
 
 void compare_and_swap(benchmark::State& state, window_kind kind) {
@@ -283,24 +295,13 @@ void accumulate_latency(benchmark::State& state, window_kind kind) {
 }
 
 void get_accumulate(benchmark::State& state, window_kind kind) {
-  mpi_window w(kind, small_window_bytes);
-  const int t = w.next();
-  const MPI_Aint d = w.disp(t, 0);
-  const std::int64_t one = 1;
-  std::int64_t old = -1;
-  std::int64_t issued = 0;
-  bool ok = true;
-  run(state, w, bench::rma_batch, [&](std::int64_t k) {
-    for (std::int64_t i = 0; i < k; ++i) {
-      MPI_Get_accumulate(&one, 1, MPI_INT64_T, &old, 1, MPI_INT64_T, t, d, 1, MPI_INT64_T, MPI_SUM,
-                         w.get());
-      MPI_Win_flush(t, w.get());
-    }
-    issued += k;
-    ok = ok && old == issued - 1;
-  });
-  report_wrong(state, ok, "MPI_Get_accumulate returned wrong values");
-  bench::count_bytes(state, 8);
+  fetching_sum(
+      state, kind,
+      [](MPI_Win win, const std::int64_t* one, std::int64_t* old, int t, MPI_Aint d) {
+        MPI_Get_accumulate(one, 1, MPI_INT64_T, old, 1, MPI_INT64_T, t, d, 1, MPI_INT64_T, MPI_SUM,
+                           win);
+      },
+      "MPI_Get_accumulate returned wrong values");
 }
 
 // As oneside's: every origin adds 1024 ones into its own 8 KiB block of rank 0's window; `all`
