@@ -2,11 +2,9 @@
 // order, and back. Settings are read (and checked) here, once.
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <exception>
 #include <mutex>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include <oneside/runtime/runtime.hpp>
@@ -99,6 +97,7 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
   opts.am_slot_bytes = static_cast<std::size_t>(detail::setting_int("ONESIDE_AM_SLOT_BYTES"));
   opts.agent_thread = detail::setting_string("ONESIDE_AGENT") == "thread";
   opts.remap_user_memory = detail::setting_bool("ONESIDE_SHM_REMAP");
+  opts.load_store = detail::setting_bool("ONESIDE_SHM_LOAD_STORE");
   opts.agent_spin_ns =
       ctx->oversubscribed ? 0 : detail::setting_int("ONESIDE_AGENT_SPIN_US") * 1000;
   if (detail::setting_string("ONESIDE_TRANSPORT") != "shm") {
@@ -118,20 +117,9 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
   detail::install_context(std::move(ctx));
   try {
     c.world = detail::team_impl::make_world();
-    // The node-local team: ranks that share this node's memory. With oneside-run every rank
-    // is on this node; the MPI bootstrap will give several nodes.
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    std::vector<char> hosts(sizeof host * static_cast<std::size_t>(c.world.size()));
-    c.boot->allgather(host, hosts.data(), sizeof host);
-    int node = 0;
-    for (int r = 0; r < c.world.size(); ++r) {
-      if (std::strncmp(hosts.data() + static_cast<std::size_t>(r) * sizeof host, host,
-                       sizeof host) == 0) {
-        node = r;  // the node's color: its lowest world rank
-        break;
-      }
-    }
+    // The node-local team: the ranks whose memory this one loads and stores (the transport
+    // says which; the lowest of them is the node's color).
+    const rank_t node = c.transport->node_ranks().front();
     c.local = c.world.split(node, c.world.rank());
     c.arena = std::make_unique<detail::arena_impl>(threads);
     c.boot->barrier();

@@ -34,6 +34,11 @@ constexpr std::array registry{
                "Windows over memory the runtime did not allocate: move its pages into shared "
                "memory in place (anonymous private memory only), so node peers load and store "
                "it directly instead of using cross-memory attach and the owner's agent."},
+  setting_info{"ONESIDE_SHM_LOAD_STORE", boolean, "1",
+               "Whether ranks of the shm transport load and store each other's memory. 0 makes "
+               "every peer remote, as if on another node: data moves with cross-memory attach, "
+               "atomics and accumulates run at the owner's agent, collectives push their data, "
+               "and local_team() is each rank alone (tests the network-shaped paths on one node)."},
   setting_info{"ONESIDE_AM_SLOTS", integer, "256",
                "Slots in each rank's active-message queue."},
   setting_info{"ONESIDE_AM_SLOT_BYTES", size, "4K",

@@ -77,6 +77,9 @@ struct transport_caps {
   amo_set native_amo;              // pairs run as CPU/NIC atomics when memory is direct()
   std::size_t max_inline_put;      // bytes copied before put() returns
   std::size_t max_am_payload;      // largest am_send payload
+  // Whether the owner's loads and stores and peers' put/get/amo act on one copy of exposed
+  // memory, which becomes coherent without further calls (MPI's unified memory model).
+  bool unified_memory = true;
 };
 
 struct const_iov {
@@ -231,6 +234,9 @@ class backend {
   virtual const transport_caps& caps() const noexcept = 0;
   virtual rank_t rank() const noexcept = 0;
   virtual int size() const noexcept = 0;
+  // The world ranks whose exposed memory this process can load and store (direct()/pin()),
+  // this rank included, ascending: the same set on each of them (the node's ranks).
+  virtual std::span<const rank_t> node_ranks() const noexcept = 0;
 
   // Memory. allocate_segment is local (not collective); bytes may be 0.
   virtual segment allocate_segment(std::size_t bytes) = 0;

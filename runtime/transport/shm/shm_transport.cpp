@@ -168,6 +168,11 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
   // to descendants. Harmless (EINVAL) where Yama is absent.
   ::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 
+  if (opts_.load_store) {
+    for (rank_t r = 0; r < size_; ++r) node_ranks_.push_back(r);
+  } else {
+    node_ranks_.push_back(rank_);
+  }
   caps_.atomics_coherent_with_cpu = true;
   for (int o = 0; o < amo_op_count; ++o) {
     for (int t = 0; t < amo_type_count; ++t) {
@@ -356,7 +361,7 @@ exposure shm::expose(void* base, std::size_t bytes) {
   // store of another thread, beside the range or in it, is lost; otherwise only the pages that
   // lie wholly inside the range (a page shared with other data is never touched then). Pages
   // already shared (a segment, or another exposure sharing an edge page) are left as they are.
-  if (opts_.remap_user_memory && size_ > 1 && bytes > 0) {
+  if (opts_.remap_user_memory && opts_.load_store && size_ > 1 && bytes > 0) {
     const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
     const bool fenced = can_fence_writes();
     std::uintptr_t begin = fenced ? address & ~(page - 1) : (address + page - 1) & ~(page - 1);
@@ -508,7 +513,7 @@ const shm::mapped_segment* shm::find(rank_t r, std::uintptr_t addr, std::size_t 
 
 void* shm::direct(rank_t r, std::uintptr_t addr, std::size_t len) noexcept {
   if (r == rank_) return reinterpret_cast<void*>(addr);
-  if (r < 0 || r >= size_) return nullptr;
+  if (r < 0 || r >= size_ || !opts_.load_store) return nullptr;
   const mapped_segment* m = find(r, addr, len);
   return m != nullptr ? m->local + (addr - m->base) : nullptr;
 }
@@ -516,6 +521,7 @@ void* shm::direct(rank_t r, std::uintptr_t addr, std::size_t len) noexcept {
 pinned shm::pin(rank_t r, std::uintptr_t addr, std::size_t len) {
   check_rank(r, "pin");
   if (r == rank_) return pinned(reinterpret_cast<void*>(addr), len, nullptr);
+  if (!opts_.load_store) return {};
   const mapped_segment* m = find(r, addr, len);
   if (m == nullptr) return {};
   peer& p = peer_of(r);

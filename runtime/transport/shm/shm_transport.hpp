@@ -34,6 +34,7 @@ class shm final : public backend {
     bool agent_thread = true;            // false: messages run in progress() (ONESIDE_AGENT=poll)
     bool remap_user_memory = true;       // expose() moves user pages into shared memory
     std::int64_t agent_spin_ns = 50000;  // polling after a message before the agent sleeps
+    bool load_store = true;              // false: peers are remote (ONESIDE_SHM_LOAD_STORE=0)
   };
 
   // Collective over the bootstrap's ranks: creates this rank's control block, maps every
@@ -52,6 +53,7 @@ class shm final : public backend {
   const transport_caps& caps() const noexcept override { return caps_; }
   rank_t rank() const noexcept override { return rank_; }
   int size() const noexcept override { return size_; }
+  std::span<const rank_t> node_ranks() const noexcept override { return node_ranks_; }
 
   segment allocate_segment(std::size_t bytes) override;
   exposure expose(void* base, std::size_t bytes) override;
@@ -139,6 +141,7 @@ class shm final : public backend {
   std::string job_;
   options opts_;
   transport_caps caps_{};
+  std::vector<rank_t> node_ranks_;
   oneside::detail::shm_object own_ctl_object_;
   shm_detail::ctl_view own_;
   std::unique_ptr<peer[]> peers_;
