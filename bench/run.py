@@ -13,9 +13,15 @@ one-sided component that kind needs), latencies, bandwidth, accumulate scaling a
 of the issue's targets with verdicts; for the window synchronization calls (the sync family:
 empty fence, PSCW, lock and flush epochs), oneside vs Open MPI's osc/sm and the targets.
 
+With --transport mpi, both suites run under mpirun on the MPI transport's network path (TCP,
+osc/ucx; oneside with ONESIDE_TRANSPORT=mpi, every peer through MPI), and the report compares
+oneside's RMA over that transport with raw MPI RMA on the same path, against the overhead
+targets of the MPI transport.
+
 Standard library only. Needs just a build directory:
 
     bench/run.py --build-dir build/release [--ranks 2 4] [--repetitions 3] [--out DIR]
+    bench/run.py --build-dir build/release --transport mpi [--ranks 2] [--repetitions 3]
 """
 
 from __future__ import annotations
@@ -102,6 +108,37 @@ SYNC_PATTERNS = (
 )
 SYNC_ROUND_LIMIT_NS = 100_000.0
 
+# --transport mpi: the MPI transport's network path on this machine (Open MPI 4.1.4), used by
+# both suites alike: TCP between the ranks (btl tcp; UCX over TCP), ranks unbound (the
+# transport's progress thread needs a core too). osc/ucx is the one-sided component that
+# works there for every kind of window: osc/rdma cannot create windows over the TCP btl and
+# osc/pt2pt refuses MPI_THREAD_MULTIPLE, which the transport needs. (osc/ucx allows at most 32
+# MPI_Win_attach per rank on a dynamic window: the transport's chunks and the peers' one
+# attachment stay below that.)
+NETWORK_MPIRUN = ["--oversubscribe", "--bind-to", "none", "--mca", "btl", "self,tcp",
+                  "-x", "UCX_TLS=tcp,self"]
+NETWORK_OSC = "ucx"
+# The families the MPI transport's comparison needs (the default with --transport mpi):
+# oneside's allocate windows, whose memory lives in the transport's one dynamic window, and
+# the MPI peers' allocate and dynamic windows.
+NETWORK_FAMILIES = ["rma_allocate", "rma_dynamic"]
+# Its targets: oneside's time at most 1.10x raw MPI's for 8-byte operations (issue + flush),
+# its bandwidth at least 0.98x raw MPI's at 1 MiB (64 in flight, then flush). The 8-byte
+# target applies to every 8-byte latency row (put, get, the atomics, accumulate of one
+# double). Raw MPI is a dynamic window under lock_all (what the transport does: one dynamic
+# window for the job, MPI_Put/MPI_Get + MPI_Win_flush) and, for reference, an
+# MPI_Win_allocate window.
+NETWORK_LATENCY_LIMIT = 1.10
+NETWORK_BANDWIDTH_LIMIT = 0.98
+NETWORK_BANDWIDTH_BYTES = MIB
+NETWORK_BASELINES = ("dynamic", "allocate")
+# The rows of its table: the 8-byte latencies of the rma families, and put/get bandwidth at
+# NETWORK_BANDWIDTH_BYTES (a row is a bandwidth row when its pattern is a *_bandwidth bench).
+NETWORK_ROWS = (*RMA_SMALL[:2],
+                *((f"{op} {NETWORK_BANDWIDTH_BYTES // MIB} MiB bandwidth",
+                   f"rma_{op}_bandwidth/{{k}}/{NETWORK_BANDWIDTH_BYTES}") for op in ("put", "get")),
+                *RMA_SMALL[2:])
+
 
 def fail(message: str) -> None:
     print(f"run.py: error: {message}", file=sys.stderr)
@@ -117,8 +154,13 @@ def parse_args() -> argparse.Namespace:
         "write the ratio report (report.md, medians.csv).")
     p.add_argument("--build-dir", required=True, type=Path,
                    help="a configured and built oneside build directory")
-    p.add_argument("--ranks", type=int, nargs="+", default=[2, 4],
-                   help="rank counts to run (default: 2 4)")
+    p.add_argument("--transport", choices=("shm", "mpi"), default="shm",
+                   help="shm (default): oneside under oneside-run, the MPI peers on one node "
+                   "(osc sm/rdma); mpi: both under mpirun on the MPI transport's network path "
+                   "(btl tcp, osc ucx over UCX_TLS=tcp,self, unbound ranks; oneside with "
+                   "ONESIDE_TRANSPORT=mpi), compared with the MPI transport's targets")
+    p.add_argument("--ranks", type=int, nargs="+", default=None,
+                   help="rank counts to run (default: 2 4; 2 with --transport mpi)")
     p.add_argument("--repetitions", type=int, default=3,
                    help="interleaved runs of each suite per rank count (default: 3)")
     p.add_argument("--out", type=Path, default=Path("bench-results"),
@@ -149,8 +191,13 @@ def parse_args() -> argparse.Namespace:
                    help="Open MPI one-sided component of the rma_create family "
                    "(MPI_Win_create; default: rdma, as osc/sm refuses such windows)")
     p.add_argument("--families", nargs="+", choices=list(GROUPS), default=None,
-                   help="run only these benchmark families (default: all of them)")
+                   help="run only these benchmark families (default: all of them; with "
+                   f"--transport mpi: {' '.join(NETWORK_FAMILIES)})")
     a = p.parse_args()
+    if a.ranks is None:
+        a.ranks = [2] if a.transport == "mpi" else [2, 4]
+    if a.families is None and a.transport == "mpi" and not a.filter:
+        a.families = list(NETWORK_FAMILIES)
     if a.repetitions < 1:
         p.error("--repetitions must be at least 1")
     if any(n < 1 for n in a.ranks):
@@ -166,15 +213,24 @@ class suite:
     name: str  # "oneside" or "mpi"
     launcher: list[str]
     program: Path
+    network: bool = False  # under mpirun on the MPI transport's network path (--transport mpi)
+
+    @property
+    def uses_mpirun(self) -> bool:
+        return self.network or self.name == "mpi"
 
     def command(self, ranks: int, cores: int, extra: list[str], osc: str = "default"
                 ) -> list[str]:
-        if self.name == "oneside":
+        if self.name == "oneside" and not self.network:
             # oneside-run binds to cores while ranks <= cores, else leaves ranks unbound.
             return [*self.launcher, "-n", str(ranks), str(self.program), *extra]
-        # The same placement policy for Open MPI, spelled out; then the one-sided component.
-        placement = (["--oversubscribe", "--bind-to", "none"] if ranks > cores
-                     else ["--bind-to", "core"])
+        # The same placement policy for Open MPI, spelled out (on the network path: its
+        # flags, the same for both suites); then the one-sided component.
+        if self.network:
+            placement = NETWORK_MPIRUN
+        else:
+            placement = (["--oversubscribe", "--bind-to", "none"] if ranks > cores
+                         else ["--bind-to", "core"])
         options = [] if osc == "default" else ["--mca", "osc", osc]
         return [*self.launcher, "-n", str(ranks), *placement, *options, str(self.program),
                 *extra]
@@ -182,7 +238,9 @@ class suite:
 
 def family_osc(a: argparse.Namespace, group: str) -> str:
     """The Open MPI one-sided component of a family's MPI process ("default": Open MPI's
-    own choice)."""
+    own choice); on the network path, every process's (both suites)."""
+    if a.transport == "mpi":
+        return NETWORK_OSC
     if group == "rma_dynamic":
         return a.mpi_osc_dynamic
     if group == "rma_create":
@@ -193,9 +251,10 @@ def family_osc(a: argparse.Namespace, group: str) -> str:
 def mpi_filter(a: argparse.Namespace, group: str, bench_filter: str) -> str:
     """The MPI filter of a family. MPI_Compare_and_swap on an MPI_Win_allocate window
     segfaults the target under Open MPI 4.1.4's osc/rdma (its default here), so the
-    allocate family leaves that one benchmark out unless it runs on osc/sm (Google
-    Benchmark's filters are POSIX extended regexes: no lookahead, hence the list)."""
-    if group == "rma_allocate" and family_osc(a, group) != "sm":
+    allocate family leaves that one benchmark out unless it runs on osc/sm or osc/ucx, where
+    it works (Google Benchmark's filters are POSIX extended regexes: no lookahead, hence the
+    list)."""
+    if group == "rma_allocate" and family_osc(a, group) not in ("sm", NETWORK_OSC):
         return ("^mpi_rma_(put_latency|get_latency|put_rate|fetch_and_op|accumulate_latency|"
                 "get_accumulate|accumulate_scaling|put_bandwidth|get_bandwidth)/allocate/")
     return bench_filter
@@ -219,12 +278,23 @@ def find_suites(a: argparse.Namespace) -> list[suite]:
                         "reconfigure, or pass --no-mpi)")
             fail(f"{path} is missing{hint}; build it with: cmake --build {build} "
                  f"--target {target}")
+    mpirun = shutil.which(a.mpirun)
+    if mpirun is None and (a.transport == "mpi" or not a.no_mpi):
+        fail(f"{a.mpirun} not found on PATH; install Open MPI"
+             + (" (--transport mpi starts oneside with it)" if a.transport == "mpi"
+                else " or pass --no-mpi"))
+    if a.transport == "mpi":
+        # Both under mpirun, which ends a job at --timeout as oneside-run does. oneside's ranks
+        # bootstrap from MPI_COMM_WORLD; every peer goes through MPI.
+        launcher = [mpirun, "--timeout", str(a.timeout)]
+        suites = [suite("oneside", [*launcher, "-x", "ONESIDE_TRANSPORT=mpi"],
+                        bindir / "oneside_micro_bench", network=True)]
+        if not a.no_mpi:
+            suites.append(suite("mpi", launcher, bindir / "oneside_mpi_peers", network=True))
+        return suites
     suites = [suite("oneside", [str(bindir / "oneside-run"), "--timeout", str(a.timeout)],
                     bindir / "oneside_micro_bench")]
     if not a.no_mpi:
-        mpirun = shutil.which(a.mpirun)
-        if mpirun is None:
-            fail(f"{a.mpirun} not found on PATH; install Open MPI or pass --no-mpi")
         suites.append(suite("mpi", [mpirun], bindir / "oneside_mpi_peers"))
     return suites
 
@@ -247,6 +317,7 @@ class run_record:
     load_after: float
     seconds: float
     osc: str = ""  # the MPI runs' one-sided component ("default": Open MPI's choice)
+    transport: str = "shm"  # --transport of the invocation
 
 
 def run_one(s: suite, ranks: int, rep: int, group: str, bench_filter: str | None,
@@ -258,10 +329,10 @@ def run_one(s: suite, ranks: int, rep: int, group: str, bench_filter: str | None
              "--benchmark_out_format=json", "--benchmark_color=false"]
     if bench_filter:
         extra.append(f"--benchmark_filter={bench_filter}")
-    osc = family_osc(a, group) if s.name == "mpi" else ""
+    osc = family_osc(a, group) if s.uses_mpirun else ""
     cmd = s.command(ranks, cores, extra, osc or "default")
     env = dict(os.environ)
-    if s.name == "mpi" and os.geteuid() == 0:
+    if s.uses_mpirun and os.geteuid() == 0:
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     print(f"[run.py] np={ranks} rep {rep}/{a.repetitions} {group:9} {s.name:7}: "
@@ -285,7 +356,7 @@ def run_one(s: suite, ranks: int, rep: int, group: str, bench_filter: str | None
         fail(f"{s.name} run at {ranks} ranks failed (exit status {rc}); log {log_path}:\n"
              f"{tail}")
     return run_record(s.name, ranks, rep, group, json_path, load_before, load_average(),
-                      seconds, osc)
+                      seconds, osc, a.transport)
 
 
 # ---- results --------------------------------------------------------------------------
@@ -454,6 +525,7 @@ class report:
         self.has_mpi = has_mpi
         self.lines: list[str] = []
         self.targets: list[tuple[str, str, str]] = []
+        self.network = a.transport == "mpi"  # both suites on the MPI transport's network path
 
     def get(self, suite_name: str, ranks: int, bench: str) -> result | None:
         return self.r.get((suite_name, ranks, bench))
@@ -474,7 +546,10 @@ class report:
         return pair(statistics.median(xs), min(xs), max(xs), xs) if xs else None
 
     def is_oversubscribed(self, n: int) -> bool:
-        """As the oneside run recorded it (its runtime's rule), else ranks > cores."""
+        """As the oneside run recorded it (its runtime's rule), else ranks > cores. On the
+        network path every rank is a node of its own to the runtime, so ranks > cores."""
+        if self.network:
+            return n > self.cores
         flag = self.ctx.get(("oneside", n), {}).get("oversubscribed")
         return flag == "yes" if flag in ("yes", "no") else n > self.cores
 
@@ -487,7 +562,7 @@ class report:
         self.out("# oneside micro-benchmarks: ratios")
         self.out()
         osc = next((r.osc for r in self.records if r.suite == "mpi" and r.osc
-                    and not r.group.startswith("rma_")), self.a.mpi_osc)
+                    and not r.group.startswith("rma_")), family_osc(self.a, "latency"))
         peers = ""
         if self.has_mpi:
             peers = (f"; peers: {m.get('mpi_library', 'MPI')}, RMA with "
@@ -508,8 +583,13 @@ class report:
                  f"--benchmark_min_time={self.a.min_time}")
         self.out("- every figure is per operation, the slowest rank's (each batch of K "
                  "operations is timed on every rank and counts as the maximum)")
-        self.out("- placement: ranks bound to cores while ranks ≤ cores, unbound when "
-                 "oversubscribed (oneside-run's default; mpirun is given the same policy)")
+        if self.network:
+            self.out("- MPI transport on its network path: both suites under `mpirun "
+                     + " ".join(NETWORK_MPIRUN) + f" --mca osc {NETWORK_OSC}`, oneside with "
+                     "`-x ONESIDE_TRANSPORT=mpi` (every peer through MPI); ranks unbound")
+        else:
+            self.out("- placement: ranks bound to cores while ranks ≤ cores, unbound when "
+                     "oversubscribed (oneside-run's default; mpirun is given the same policy)")
         self.out("- **time ratios** are oneside / MPI (below 1: oneside is faster); "
                  "**bandwidth ratios** are oneside / baseline (above 1: oneside is faster), "
                  "written as \"0.95× memcpy\"")
@@ -580,6 +660,9 @@ class report:
                          f"{fmt_spread(self.get('oneside', n, ob))} |")
         self.out()
 
+    def transport_name(self, n: int) -> str:
+        return self.ctx.get(("oneside", n), {}).get("transport", "shm")
+
     def sizes(self, n: int) -> list[int]:
         return sorted({r.bytes for (s, k, _), r in self.r.items()
                        if k == n and r.family in ("put_bandwidth", "get_bandwidth",
@@ -630,7 +713,7 @@ class report:
                 ours = ("oneside", f"{op}_bandwidth/{size}")
                 if self.get("oneside", n, ours[1]) is None:
                     continue
-                text = (f"{op} {fmt_size(size)}, shm: "
+                text = (f"{op} {fmt_size(size)}, {self.transport_name(n)}: "
                         f"{fmt_pair(self.paired(n, mc, ours), 'memcpy')}")
                 if mpi:
                     theirs = ("mpi", f"mpi_{op}_bandwidth/{size}")
@@ -691,7 +774,7 @@ class report:
         for rec in self.records:
             if rec.suite == "mpi" and rec.group == f"rma_{kind}" and rec.osc:
                 return rec.osc
-        return {"allocate": self.a.mpi_osc}.get(kind, RMA_OSC_DEFAULT.get(kind, "?"))
+        return family_osc(self.a, f"rma_{kind}")
 
     def osc_label(self, kind: str) -> str:
         osc = self.osc_of(kind)
@@ -963,6 +1046,69 @@ class report:
                              f"min(ranks, cores))", measured, verdict))
         return rows
 
+    # ---- the MPI transport against raw MPI RMA (--transport mpi) ---------------------------
+
+    def network_ratio(self, n: int, pattern: str, base: str) -> pair | None:
+        """oneside's allocate window against the MPI peer's `base` window: a time ratio for a
+        latency row, a bandwidth ratio (oneside / MPI) for a bandwidth row."""
+        ours = ("oneside", pattern.format(k="allocate"))
+        theirs = ("mpi", "mpi_" + pattern.format(k=base))
+        if "_bandwidth/" in pattern:
+            return self.paired(n, theirs, ours)
+        return self.paired(n, ours, theirs)
+
+    def network_figure(self, suite_name: str, n: int, bench: str) -> str:
+        t = self.time(suite_name, n, bench)
+        return fmt_bw(NETWORK_BANDWIDTH_BYTES, t) if "_bandwidth/" in bench else fmt_time(t)
+
+    def network_targets(self) -> None:
+        if not self.has_mpi:
+            return
+        ranks = [n for n in self.a.ranks if self.has_rma(n)]
+        if not ranks:
+            return
+        osc = self.osc_label("allocate")
+        self.out("## Targets (MPI transport vs raw MPI RMA)")
+        self.out()
+        self.out("oneside: `rma::window::allocate` (its memory lives in the MPI transport's one "
+                 "dynamic window), lock_all, to the next rank. Raw MPI on the same path "
+                 f"({osc}): an `MPI_Win_create_dynamic` window with one `MPI_Win_attach` under "
+                 "`MPI_Win_lock_all`, `MPI_Put`/`MPI_Get` + `MPI_Win_flush` (what the transport "
+                 "does: the matching baseline), and an `MPI_Win_allocate` window. Latency rows: "
+                 "issue + flush, time ratio oneside / MPI (below 1: oneside is faster), target "
+                 f"≤ {NETWORK_LATENCY_LIMIT:.2f}× for every 8-byte operation. Bandwidth rows: "
+                 f"{RMA_IN_FLIGHT} in flight then flush, bandwidth ratio oneside / MPI (above 1: "
+                 f"oneside is faster), target ≥ {NETWORK_BANDWIDTH_LIMIT:.2f}×. Ratios are "
+                 "medians of the per-repetition ratios (range over runs given); verdicts use "
+                 "the median.")
+        self.out()
+        for n in ranks:
+            self.out(f"### {n} ranks" + (f" on {self.cores} cores (oversubscribed)"
+                                          if self.is_oversubscribed(n) else ""))
+            self.out()
+            head, rule = "| operation | oneside | target |", "|---|---:|---:|"
+            for base in NETWORK_BASELINES:
+                head += (f" MPI {base} window | oneside / MPI {base} | range over runs | "
+                         "verdict |")
+                rule += "---:|---:|---:|---|"
+            self.out(head)
+            self.out(rule)
+            for label, pattern in NETWORK_ROWS:
+                bandwidth = "_bandwidth/" in pattern
+                limit = NETWORK_BANDWIDTH_LIMIT if bandwidth else NETWORK_LATENCY_LIMIT
+                holds = ((lambda v, lim=limit: v >= lim) if bandwidth
+                         else (lambda v, lim=limit: v <= lim))
+                row = (f"| {label} | "
+                       f"{self.network_figure('oneside', n, pattern.format(k='allocate'))} | "
+                       f"{'≥' if bandwidth else '≤'} {limit:.2f}× |")
+                for base in NETWORK_BASELINES:
+                    p = self.network_ratio(n, pattern, base)
+                    row += (f" {self.network_figure('mpi', n, 'mpi_' + pattern.format(k=base))} "
+                            f"| {fmt_pair(p)} | {fmt_range(p)} | "
+                            f"{self.verdict(None if p is None else holds(p.median), p, holds)} |")
+                self.out(row)
+            self.out()
+
     # ---- window synchronization (the sync family) ------------------------------------------
 
     def has_sync(self, n: int) -> bool:
@@ -972,7 +1118,7 @@ class report:
     def sync_osc_label(self) -> str:
         osc = next((rec.osc for rec in self.records
                     if rec.suite == "mpi" and rec.group in ("sync", "all") and rec.osc),
-                   self.a.mpi_osc)
+                   family_osc(self.a, "sync"))
         return "Open MPI's default osc" if osc == "default" else f"osc/{osc}"
 
     def sync_limit(self, n: int, limit_at_two: float) -> float | None:
@@ -1128,6 +1274,16 @@ class report:
 
     def build(self) -> str:
         self.header()
+        if self.network:
+            self.network_targets()
+        else:
+            # Stated for the shm transport against Open MPI on one node.
+            self.shm_targets()
+        self.rank_tables()
+        self.noise()
+        return "\n".join(self.lines)
+
+    def shm_targets(self) -> None:
         self.check_targets()
         if self.targets:
             self.out("## Targets (issue 2)")
@@ -1167,6 +1323,8 @@ class report:
             for name, measured, verdict in sync_targets:
                 self.out(f"| {name} | {measured} | {verdict} |")
             self.out()
+
+    def rank_tables(self) -> None:
         for n in self.a.ranks:
             over = self.is_oversubscribed(n)
             self.out(f"## {n} ranks on {self.cores} cores"
@@ -1180,8 +1338,6 @@ class report:
                 self.rma_bandwidth(n)
                 self.rma_scaling(n)
             self.sync(n)
-        self.noise()
-        return "\n".join(self.lines)
 
 
 # ---- main -----------------------------------------------------------------------------
@@ -1201,7 +1357,8 @@ def stored_records(out: Path) -> list[run_record]:
         saved = json.loads((out / "runs.json").read_text())
         return [run_record(r["suite"], r["ranks"], r["repetition"], r["group"],
                            out / "raw" / r["json"], nan_if_none(r["load_before"]),
-                           nan_if_none(r["load_after"]), r["seconds"], r.get("osc", ""))
+                           nan_if_none(r["load_after"]), r["seconds"], r.get("osc", ""),
+                           r.get("transport", "shm"))
                 for r in saved]
     except (OSError, ValueError, KeyError, TypeError):
         pass
@@ -1225,6 +1382,7 @@ def main() -> None:
         a.ranks = sorted({r.ranks for r in records})
         a.repetitions = max(r.repetition for r in records)
         a.no_mpi = not any(r.suite == "mpi" for r in records)
+        a.transport = "mpi" if any(r.transport == "mpi" for r in records) else "shm"
         cores = len(os.sched_getaffinity(0)) or 1
         finish(records, a, cores, out)
         return
@@ -1255,7 +1413,8 @@ def finish(records: list[run_record], a: argparse.Namespace, cores: int, out: Pa
     (out / "runs.json").write_text(json.dumps(
         [{"suite": r.suite, "ranks": r.ranks, "repetition": r.repetition, "group": r.group,
           "json": r.json_path.name, "load_before": none_if_nan(r.load_before),
-          "load_after": none_if_nan(r.load_after), "seconds": r.seconds, "osc": r.osc}
+          "load_after": none_if_nan(r.load_after), "seconds": r.seconds, "osc": r.osc,
+          "transport": r.transport}
          for r in records],
         indent=1) + "\n")
     results, contexts = collect(records)

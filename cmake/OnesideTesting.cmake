@@ -5,8 +5,21 @@
 #                         [LIBS ...] [LABELS ...])
 #       one binary run under the real launcher at each rank count: ctest names
 #       <layer>.<concept>.np<N>.shm. The launcher's --timeout kills a hung job first;
-#       ctest's TIMEOUT (a little larger) is the backstop.
+#       ctest's TIMEOUT (a little larger) is the backstop. Two more runs of the same binary
+#       take the network-shaped paths (every peer remote, no load/store between ranks):
+#         <layer>.<concept>.np<N>.remote  oneside-run, ONESIDE_SHM_LOAD_STORE=0 (N = 2, 3)
+#         <layer>.<concept>.np<N>.mpi     mpirun over TCP, ONESIDE_TRANSPORT=mpi (N = 2, 3, 4;
+#                                         ONESIDE_TEST_MPI=ON, which needs ONESIDE_WITH_MPI)
+#       NO_REMOTE drops both (tests of the shm transport or the launcher themselves).
 set(ONESIDE_DEFAULT_RANKS 1 2 3 4 8)
+set(ONESIDE_REMOTE_RANKS 2 3)
+set(ONESIDE_MPI_RANKS 2 3 4)
+# The network path on one machine (Open MPI 4.1): TCP byte transfer and osc ucx over UCX's TCP
+# transport; Debian's openmpi-mca-params.conf leaves osc ucx out unless named. Waits yield to
+# the oversubscribed ranks, and root may run the job (CI containers).
+set(ONESIDE_MPIRUN_FLAGS --oversubscribe --bind-to none --mca btl self,tcp --mca osc ucx
+                         -x UCX_TLS=tcp,self -x ONESIDE_TRANSPORT)
+set(ONESIDE_MPIRUN_ENV "ONESIDE_TRANSPORT=mpi;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 cmake_host_system_information(RESULT ONESIDE_HOST_CORES QUERY NUMBER_OF_LOGICAL_CORES)
 
 function(_oneside_target_name out name)
@@ -28,7 +41,7 @@ function(oneside_add_unit_test)
 endfunction()
 
 function(oneside_add_rank_test)
-  cmake_parse_arguments(A "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS;RANKS" ${ARGN})
+  cmake_parse_arguments(A "NO_REMOTE" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS;RANKS" ${ARGN})
   _oneside_target_name(target ${A_NAME})
   if(NOT A_RANKS)
     set(A_RANKS ${ONESIDE_DEFAULT_RANKS})
@@ -52,5 +65,34 @@ function(oneside_add_rank_test)
                          TIMEOUT ${ctest_timeout} PROCESSORS ${procs}
                          ENVIRONMENT "ONESIDE_TRANSPORT=shm"
                          LABELS "ranks;${A_LABELS}")
+  endforeach()
+  if(A_NO_REMOTE)
+    return()
+  endif()
+  foreach(np IN LISTS ONESIDE_REMOTE_RANKS)
+    set(test_name "${A_NAME}.np${np}.remote")
+    add_test(NAME ${test_name}
+             COMMAND oneside-run -n ${np} --timeout ${A_TIMEOUT} $<TARGET_FILE:${target}>)
+    set_tests_properties(${test_name} PROPERTIES
+                         TIMEOUT ${ctest_timeout} PROCESSORS 2
+                         ENVIRONMENT "ONESIDE_TRANSPORT=shm;ONESIDE_SHM_LOAD_STORE=0"
+                         LABELS "ranks;remote;${A_LABELS}")
+  endforeach()
+  if(NOT ONESIDE_TEST_MPI)
+    return()
+  endif()
+  # Over TCP with oversubscribed ranks every round trip costs tens of microseconds: twice the
+  # time limit.
+  math(EXPR mpi_timeout "2 * ${A_TIMEOUT}")
+  math(EXPR mpi_ctest_timeout "${mpi_timeout} + 30")
+  foreach(np IN LISTS ONESIDE_MPI_RANKS)
+    set(test_name "${A_NAME}.np${np}.mpi")
+    add_test(NAME ${test_name}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${ONESIDE_MPIRUN_FLAGS} -n ${np} --timeout ${mpi_timeout}
+                     $<TARGET_FILE:${target}>)
+    set_tests_properties(${test_name} PROPERTIES
+                         TIMEOUT ${mpi_ctest_timeout} PROCESSORS 2
+                         ENVIRONMENT "${ONESIDE_MPIRUN_ENV}"
+                         LABELS "ranks;mpi;${A_LABELS}")
   endforeach()
 endfunction()

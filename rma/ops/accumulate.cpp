@@ -1,9 +1,12 @@
 // accumulate, get_accumulate, fetch_and_op, compare_and_swap and their request forms
 // (COM-11 … COM-19, SEM-3 … SEM-6). Checks come first (op and type rules, signatures, the
 // target range). Then the operation is applied under the target's stripe locks — directly
-// when node memory makes the target reachable, otherwise by the target's agent from an
-// active message (chunked to the message size, applied in the order sent, so ordering from
-// one origin holds: SEM-6). See state/rma_state.hpp for why every path takes the locks.
+// when node memory makes the target and its stripe table reachable, otherwise (user memory
+// that did not move into shared memory, a rank on another node) by the target's agent from
+// an active message (chunked to the message size, applied in the order sent, so ordering from
+// one origin holds: SEM-6), with CPU operations under the same stripes. So node peers and
+// remote ranks update a location atomically with respect to each other. See
+// state/rma_state.hpp for why every path takes the locks.
 #include "ops/accumulate.hpp"
 
 #include <algorithm>
@@ -16,6 +19,7 @@
 #include "datatype/layout.hpp"
 #include "datatype/op_rules.hpp"
 #include "datatype/reduce.hpp"
+#include "error/check.hpp"
 #include "ops/request_state.hpp"
 #include "ops/resolve.hpp"
 #include "state/rma_state.hpp"
@@ -190,6 +194,11 @@ void apply_remote(const acc_call& a, const resolved& r, const std::byte* src, st
   const bool carries_origin = a.o != op::no_op;
   const std::size_t per_element = carries_origin ? ext : 0;
   const std::size_t fixed = sizeof(acc_message) + (a.kind == acc_kind::compare_and_swap ? ext : 0);
+  // Every message carries at least one element (a network transport's messages may be small).
+  ONESIDE_CHECK(limit >= fixed + sizeof(element_run) + std::max<std::size_t>(per_element, 1),
+                error_class::intern, {.call = a.call, .target = a.target},
+                "the transport's active messages (" + std::to_string(limit) +
+                    " bytes) cannot carry one accumulate element");
   std::vector<element_run> runs;
   oneside::detail::for_each_element_run(tt, a.target_count, [&](std::ptrdiff_t off, std::size_t k) {
     runs.push_back({r.address + static_cast<std::uintptr_t>(off), k});
@@ -350,12 +359,13 @@ request run(window_impl& w, const acc_call& a, bool as_request) {
   std::byte* old = nullptr;
   if (fetching) {
     old = a.result;
-    if (!is_packed(*a.result_type, a.result_count) || r.direct == nullptr) {
+    if (!is_packed(*a.result_type, a.result_count) || r.direct == nullptr ||
+        r.target->stripes == nullptr) {
       old_copy.resize(n * ext);
       old = old_copy.data();
     }
   }
-  if (r.direct != nullptr) {
+  if (r.direct != nullptr && r.target->stripes != nullptr) {
     order_after_agent(w, *r.target);
     apply_direct(a, r, src, old);
   } else {

@@ -2,8 +2,11 @@
 #include "ops/resolve.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <limits>
+#include <span>
 #include <string>
+#include <vector>
 
 #include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
@@ -13,13 +16,52 @@
 namespace oneside::rma::detail {
 namespace {
 
-// Reads the target's region table under its sequence lock and publishes a new snapshot.
-const region_snapshot* refresh_regions(target_view& tv) {
-  std::lock_guard lock(tv.regions_mutex);
-  ctl_block& c = *tv.ctl;
-  std::vector<region_entry> entries;
-  std::uint64_t version = 0;
+using transport::amo_op;
+using transport::amo_type;
+
+// The version of the target's region table (odd while it changes): a load when its control
+// block is reachable, a transport atomic otherwise.
+std::uint64_t regions_version(window_impl& w, target_view& tv) {
+  if (tv.ctl != nullptr) return tv.ctl->regions_version.load(std::memory_order_acquire);
+  return ctl_fetch(w, tv, offsetof(ctl_block, regions_version), amo_op::load, amo_type::u64);
+}
+
+// Whether the snapshot `s` of the target's regions is current, before an access to them: the
+// version in the target's control block, or, when that is out of reach, the version the
+// target last stored into this member's (it does so before its attach or detach returns);
+// target_view::regions_version points at the one that applies.
+bool is_current(const target_view& tv, const region_snapshot* s) {
+  return s != nullptr && s->version == tv.regions_version->load(std::memory_order_acquire);
+}
+
+// Reads the region table of a target whose control block is not reachable, under its sequence
+// lock: the version (atomically), the count and that many entries (gets, each complete when it
+// returns), the version again. Returns the version of what `entries` holds.
+std::uint64_t read_regions_remote(window_impl& w, target_view& tv,
+                                  std::vector<region_entry>& entries) {
   for (;;) {
+    std::uint64_t version = 0;
+    oneside::wait_until([&] {
+      version = regions_version(w, tv);
+      return (version & 1U) == 0;
+    });
+    std::uint64_t count = 0;
+    w.transport->get(tv.world, tv.ctl_address + offsetof(ctl_block, region_count),
+                     std::as_writable_bytes(std::span(&count, 1)));
+    entries.resize(std::min<std::uint64_t>(count, max_regions));
+    if (!entries.empty()) {
+      w.transport->get(tv.world, tv.ctl_address + offsetof(ctl_block, regions),
+                       std::as_writable_bytes(std::span(entries)));
+    }
+    if (regions_version(w, tv) == version) return version;
+  }
+}
+
+// The same through a pinned control block.
+std::uint64_t read_regions_local(const target_view& tv, std::vector<region_entry>& entries) {
+  ctl_block& c = *tv.ctl;
+  for (;;) {
+    std::uint64_t version = 0;
     oneside::wait_until([&] {
       version = c.regions_version.load(std::memory_order_acquire);
       return (version & 1U) == 0;
@@ -34,18 +76,33 @@ const region_snapshot* refresh_regions(target_view& tv) {
           std::atomic_ref<std::uint64_t>(c.regions[i].len).load(std::memory_order_relaxed);
     }
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (c.regions_version.load(std::memory_order_relaxed) == version) break;
+    if (c.regions_version.load(std::memory_order_relaxed) == version) return version;
+  }
+}
+
+// Reads the target's region table under its sequence lock and publishes a new snapshot.
+const region_snapshot* refresh_regions(window_impl& w, target_view& tv) {
+  std::lock_guard lock(tv.regions_mutex);
+  std::vector<region_entry> entries;
+  std::uint64_t version = 0;
+  if (tv.ctl == nullptr) {
+    version = read_regions_remote(w, tv, entries);
+  } else {
+    version = read_regions_local(tv, entries);
   }
   const region_snapshot* old = tv.regions.load(std::memory_order_relaxed);
   if (old != nullptr && old->version == version) return old;
   auto next = std::make_unique<region_snapshot>();
   next->version = version;
-  transport::backend& tp = transport::current();
+  transport::backend& tp = *w.transport;
+  // Region memory is only used directly with the control block and the stripes reachable
+  // (find_direct reads the version through tv.ctl; direct accumulates take the stripes).
+  const bool reachable = tv.ctl != nullptr && tv.stripes != nullptr;
   for (const region_entry& e : entries) {
     region_view v{
         static_cast<std::uintptr_t>(e.base), static_cast<std::size_t>(e.len), nullptr, {}};
     // Memory in a segment (oneside's own allocations) is load/store reachable: pin it.
-    if (e.len > 0) {
+    if (e.len > 0 && reachable) {
       v.pin = tp.pin(tv.world, v.base, v.len);
       v.direct = static_cast<std::byte*>(v.pin.get());
     }
@@ -75,7 +132,10 @@ resolved resolve_target(window_impl& w, std::string_view call, rank_t target, di
                std::to_string(w.size) + ")");
   }
   if (!e.covers(target)) [[unlikely]] {
-    if (e.started && e.access[static_cast<std::size_t>(target)] == epoch_state::awaiting_post) {
+    if (e.touch_lock(target)) {
+      // The first operation under a lock taken through the transport: it is held (lock).
+    } else if (e.started &&
+               e.access[static_cast<std::size_t>(target)] == epoch_state::awaiting_post) {
       await_post(w, target);  // the target's window is not touched before its post (SYN-8)
     } else if (e.started) {
       w.fail(error_class::rma_sync, w.where(call, "SYN-8", target, disp),
@@ -108,10 +168,8 @@ resolved resolve_target(window_impl& w, std::string_view call, rank_t target, di
     const std::uintptr_t lo = r.address + static_cast<std::uintptr_t>(fp.lo);
     const std::uintptr_t hi = lo + span;
     const region_snapshot* s = tv.regions.load(std::memory_order_acquire);
-    const bool stale =
-        s == nullptr || s->version != tv.ctl->regions_version.load(std::memory_order_acquire);
-    const region_view* reg = stale ? nullptr : find_region(s, lo, hi);
-    if (reg == nullptr) reg = find_region(refresh_regions(tv), lo, hi);  // the view may be stale
+    const region_view* reg = is_current(tv, s) ? find_region(s, lo, hi) : nullptr;
+    if (reg == nullptr) reg = find_region(refresh_regions(w, tv), lo, hi);  // maybe stale
     if (reg == nullptr) [[unlikely]] {
       w.fail(error_class::rma_range, w.where(call, "WIN-15", target, disp, span),
              "the target memory is not inside one region attached to the target's window");
@@ -156,7 +214,7 @@ resolved resolve_target(window_impl& w, std::string_view call, rank_t target, di
 
 void require_passive_epoch(window_impl& w, std::string_view call, rank_t target) {
   const epoch_state& e = w.epoch;
-  const bool ok = e.lock_all || (target != proc_null && e.locked(target)) ||
+  const bool ok = e.lock_all || (target != proc_null && e.has_lock(target)) ||
                   (target == proc_null && e.passive());
   if (!ok) [[unlikely]] {
     w.fail(error_class::rma_sync, w.where(call, "REQ-1", target),

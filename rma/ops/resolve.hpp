@@ -3,7 +3,9 @@
 // every byte the target datatype touches lies inside the window (or inside one attached region
 // of a dynamic window, refreshing a stale view of the target's regions first: WIN-15, COM-8,
 // ERR-12). The result says where the data goes: the target-space address and, when node
-// memory makes it reachable, a load/store pointer to it.
+// memory makes it reachable, a load/store pointer to it. A target whose control block is not
+// reachable has its region table read through the transport when the version it last stored
+// into this member's control block (before its attach or detach returned) says it changed.
 #pragma once
 
 #include <algorithm>
@@ -54,7 +56,7 @@ inline direct_span find_direct(const window_impl& w, target_view& tv, disp_t dis
     const auto lo = static_cast<std::uintptr_t>(disp);
     const region_snapshot* s = tv.regions.load(std::memory_order_acquire);
     if (s == nullptr || lo + bytes < lo ||
-        s->version != tv.ctl->regions_version.load(std::memory_order_acquire)) {
+        s->version != tv.regions_version->load(std::memory_order_acquire)) {
       return {};
     }
     const region_view* reg = find_region(s, lo, lo + bytes);

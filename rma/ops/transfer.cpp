@@ -102,11 +102,15 @@ bool transfer_fast(window_impl& w, bool write, std::byte* origin, count_t count,
   return true;
 }
 
-// put (write) or get, every case and every check; the origin buffer is `origin`.
+// put (write) or get, every case and every check; the origin buffer is `origin`. put and get
+// complete at the next flush, unlock, complete or fence (MPI's rule, COM-2): the transport
+// may keep them in flight until its flush of the target (transport::deferred()); rput and rget
+// hand back requests that are complete, so their transfers complete before returning.
 [[gnu::noinline]] void transfer_general(window_impl& w, std::string_view call, bool write,
                                         std::byte* origin, count_t origin_count,
                                         const datatype& origin_type, rank_t target, disp_t disp,
-                                        count_t target_count, const datatype& target_type) {
+                                        count_t target_count, const datatype& target_type,
+                                        bool until_flush) {
   check_signature(w, call, origin_count, origin_type, target, disp, target_count, target_type);
   const resolved r = detail::resolve_target(w, call, target, disp, target_count, target_type);
   if (r.is_null) return;
@@ -127,11 +131,12 @@ bool transfer_fast(window_impl& w, bool write, std::byte* origin, count_t count,
   }
   transport::backend& tp = transport::current();
   detail::note_transport_op(*r.target);
+  transport::completion* const done = until_flush ? transport::deferred() : nullptr;
   if (contiguous) {
     if (write) {
-      tp.put(r.target->world, r.address, std::span<const std::byte>(origin, bytes));
+      tp.put(r.target->world, r.address, std::span<const std::byte>(origin, bytes), done);
     } else {
-      tp.get(r.target->world, r.address, std::span<std::byte>(origin, bytes));
+      tp.get(r.target->world, r.address, std::span<std::byte>(origin, bytes), done);
     }
     return;
   }
@@ -155,25 +160,25 @@ bool transfer_fast(window_impl& w, bool write, std::byte* origin, count_t count,
     std::vector<transport::const_iov> local;
     local.reserve(o.size());
     for (const run& x : o) local.push_back({origin + x.offset, x.length});
-    tp.putv(r.target->world, local, remote);
+    tp.putv(r.target->world, local, remote, done);
   } else {
     std::vector<transport::mutable_iov> local;
     local.reserve(o.size());
     for (const run& x : o) local.push_back({origin + x.offset, x.length});
-    tp.getv(r.target->world, local, remote);
+    tp.getv(r.target->world, local, remote, done);
   }
 }
 
 // The fast path inline, the rest behind one call.
 inline void transfer(window_impl& w, std::string_view call, bool write, std::byte* origin,
                      count_t origin_count, const datatype& origin_type, rank_t target, disp_t disp,
-                     count_t target_count, const datatype& target_type) {
+                     count_t target_count, const datatype& target_type, bool until_flush = true) {
   if (origin_count == target_count && origin_type == target_type &&
       transfer_fast(w, write, origin, origin_count, origin_type, target, disp)) {
     return;
   }
   transfer_general(w, call, write, origin, origin_count, origin_type, target, disp, target_count,
-                   target_type);
+                   target_type, until_flush);
 }
 
 std::byte* as_bytes(const void* p) {
@@ -204,7 +209,7 @@ request window::rput(const void* origin, count_t origin_count, const datatype& o
   detail::window_impl& w = checked("window::rput");
   detail::require_passive_epoch(w, "window::rput", target);
   transfer(w, "window::rput", true, as_bytes(origin), origin_count, origin_type, target,
-           target_disp, target_count, target_type);
+           target_disp, target_count, target_type, false);
   return request(nullptr);
 }
 
@@ -213,7 +218,7 @@ request window::rget(void* origin, count_t origin_count, const datatype& origin_
   detail::window_impl& w = checked("window::rget");
   detail::require_passive_epoch(w, "window::rget", target);
   transfer(w, "window::rget", false, static_cast<std::byte*>(origin), origin_count, origin_type,
-           target, target_disp, target_count, target_type);
+           target, target_disp, target_count, target_type, false);
   return request(nullptr);
 }
 

@@ -4,8 +4,19 @@
 // involved: SYN-4); waiters that go to sleep are counted there so the releaser can wake them.
 // Every call here is a full memory and compiler barrier (SEM-13), even when the transport
 // completes operations at once.
+//
+// A control block this process cannot load and store (another node) is changed with the
+// transport's atomics at its address in the owner's space, by the same protocols. Those
+// operations are nonblocking and unordered, so: an attempt to take a lock is a fetching amo
+// (its result is in place only once it ran); a write that must be seen before a later access
+// (a release before reading lock_waiters, a waiter's registration before it looks again, a
+// PSCW counter before the wake-up that announces it) is flushed to that rank first; waiting
+// on another rank's lock re-checks it with a transport atomic through the waiting primitive.
+// What a rank waits for in its own control block (PSCW counters) stays a local load.
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -24,6 +35,11 @@ using detail::ctl_block;
 using detail::lock_exclusive;
 using detail::target_view;
 using detail::window_impl;
+using transport::amo_op;
+using transport::amo_type;
+
+constexpr std::size_t lock_offset = offsetof(ctl_block, lock);
+constexpr std::size_t waiters_offset = offsetof(ctl_block, lock_waiters);
 
 constexpr unsigned all_modes = 0x1FU;
 
@@ -59,31 +75,188 @@ void wait_for_lock(window_impl& w, target_view& tv, Acquire&& acquired) {
   (void)w;
 }
 
-void acquire(window_impl& w, target_view& tv, lock_type type) {
-  std::atomic<std::uint64_t>& word = tv.ctl->lock;
+// Through the transport. One attempt: exclusive is a compare-and-swap from 0; shared adds a
+// holder and takes it back (flushed, so an exclusive contender is not kept out) while an
+// exclusive holder is there. A waiter first looks, and only then registers again.
+bool try_acquire_remote(window_impl& w, target_view& tv, lock_type type, bool waiting) {
   if (type == lock_type::exclusive) {
-    wait_for_lock(w, tv, [&] {
-      std::uint64_t expected = 0;
-      return word.load(std::memory_order_relaxed) == 0 &&
-             word.compare_exchange_strong(expected, lock_exclusive, std::memory_order_acquire);
-    });
-    return;
+    return detail::ctl_fetch(w, tv, lock_offset, amo_op::compare_swap, amo_type::u64,
+                             lock_exclusive, 0) == 0;
   }
-  // Shared: register, and back off while an exclusive holder is there.
-  wait_for_lock(w, tv, [&] {
-    if ((word.fetch_add(1, std::memory_order_acquire) & lock_exclusive) == 0) return true;
-    word.fetch_sub(1, std::memory_order_relaxed);
+  if (waiting &&
+      (detail::ctl_fetch(w, tv, lock_offset, amo_op::load, amo_type::u64) & lock_exclusive) != 0) {
     return false;
-  });
+  }
+  if ((detail::ctl_fetch(w, tv, lock_offset, amo_op::add, amo_type::u64, 1) & lock_exclusive) ==
+      0) {
+    return true;
+  }
+  detail::ctl_update(w, tv, lock_offset, amo_op::add, amo_type::u64, ~std::uint64_t{0});  // -1
+  w.transport->flush(tv.world);
+  return false;
 }
 
-void release(window_impl& w, target_view& tv, lock_type type) {
+// The waiter's half of the lock_waiters protocol, as wait_for_lock: the registration is
+// complete at the target (flushed) before the lock is looked at again, and the releaser
+// completes its release before it reads lock_waiters, so one of the two sees the other.
+[[gnu::noinline]] void acquire_remote(window_impl& w, target_view& tv, lock_type type) {
+  if (try_acquire_remote(w, tv, type, false)) {
+    oneside::detail::cross_process_acquire();
+    return;
+  }
+  detail::ctl_update(w, tv, waiters_offset, amo_op::add, amo_type::u32, 1);
+  w.transport->flush(tv.world);
+  oneside::wait_until([&] { return try_acquire_remote(w, tv, type, true); });
+  // The deregistration may complete lazily (at the next flush): a stale count only costs a
+  // wake-up.
+  detail::ctl_update(w, tv, waiters_offset, amo_op::add, amo_type::u32, 0xFFFFFFFFU);  // -1
+  detail::note_transport_op(tv);
+}
+
+// The caller completed the epoch's operations at the target; the release is complete there
+// before lock_waiters is read (see acquire_remote).
+[[gnu::noinline]] void release_remote(window_impl& w, target_view& tv, std::uint64_t held) {
+  oneside::detail::cross_process_release();
+  detail::ctl_update(w, tv, lock_offset, amo_op::add, amo_type::u64, std::uint64_t{0} - held);
+  w.transport->flush(tv.world);
+  if (detail::ctl_fetch(w, tv, waiters_offset, amo_op::load, amo_type::u32) != 0) {
+    w.transport->wake(std::span<const rank_t>(w.member_worlds));
+  }
+}
+
+// One attempt with CPU atomics. Shared: register, and back off while an exclusive holder is
+// there.
+inline bool try_acquire_direct(target_view& tv, lock_type type) {
+  std::atomic<std::uint64_t>& word = tv.ctl->lock;
+  if (type == lock_type::exclusive) {
+    std::uint64_t expected = 0;
+    return word.load(std::memory_order_relaxed) == 0 &&
+           word.compare_exchange_strong(expected, lock_exclusive, std::memory_order_acquire);
+  }
+  if ((word.fetch_add(1, std::memory_order_acquire) & lock_exclusive) == 0) return true;
+  word.fetch_sub(1, std::memory_order_relaxed);
+  return false;
+}
+
+bool try_acquire(window_impl& w, target_view& tv, lock_type type) {
+  const bool held =
+      tv.locks_direct ? try_acquire_direct(tv, type) : try_acquire_remote(w, tv, type, false);
+  if (held) oneside::detail::cross_process_acquire();
+  return held;
+}
+
+// Blocks until the lock is held. The direct attempt is inline (it is the cost of lock); the
+// wait is not.
+inline void acquire_direct(window_impl& w, target_view& tv, lock_type type) {
+  if (try_acquire_direct(tv, type)) [[likely]] {
+    oneside::detail::cross_process_acquire();
+    return;
+  }
+  wait_for_lock(w, tv, [&] { return try_acquire_direct(tv, type); });
+}
+
+inline void acquire(window_impl& w, target_view& tv, lock_type type) {
+  if (!tv.locks_direct) [[unlikely]] {
+    acquire_remote(w, tv, type);
+    return;
+  }
+  acquire_direct(w, tv, type);
+}
+
+inline void release(window_impl& w, target_view& tv, lock_type type) {
+  const std::uint64_t held = type == lock_type::exclusive ? lock_exclusive : 1;
+  if (!tv.locks_direct) [[unlikely]] {
+    release_remote(w, tv, held);
+    return;
+  }
   std::atomic<std::uint64_t>& word = tv.ctl->lock;
   oneside::detail::cross_process_release();
-  word.fetch_sub(type == lock_type::exclusive ? lock_exclusive : 1, std::memory_order_release);
+  word.fetch_sub(held, std::memory_order_release);
   if (tv.ctl->lock_waiters.load(std::memory_order_seq_cst) != 0) {
     w.transport->wake(std::span<const rank_t>(w.member_worlds));
   }
+}
+
+// Takes the lock of lock(type, target) while this process holds untouched locks (epoch_state).
+// A process that waits for a lock while holding others can close a cycle of waiters (each
+// holding what the next waits for), so when the lock is not free at once the untouched locks
+// are let go during the wait, then taken again with one attempt each; when one of them is not
+// free, every lock of the set taken so far is let go again and the wait is for that one. The
+// process never waits holding an untouched lock, and they are all held again when this
+// returns. Operations of other threads to their targets wait on untouched_mutex meanwhile.
+[[gnu::noinline]] void acquire_beside_untouched(window_impl& w, target_view& tv, lock_type type) {
+  detail::epoch_state& e = w.epoch;
+  std::lock_guard guard(e.untouched_mutex);
+  if (try_acquire(w, tv, type)) return;
+  struct wanted {
+    target_view* target;
+    lock_type type;
+    bool held;
+  };
+  std::vector<wanted> set;
+  set.reserve(e.untouched_locks.size() + 1);
+  for (const auto& u : e.untouched_locks) set.push_back({&w.target(u.target), u.type, true});
+  set.push_back({&tv, type, false});
+  std::size_t next = set.size() - 1;
+  for (;;) {
+    for (wanted& x : set) {
+      if (x.held) release(w, *x.target, x.type);
+      x.held = false;
+    }
+    acquire(w, *set[next].target, set[next].type);
+    set[next].held = true;
+    next = set.size();
+    for (std::size_t i = 0; i < set.size() && next == set.size(); ++i) {
+      if (set[i].held) continue;
+      set[i].held = try_acquire(w, *set[i].target, set[i].type);
+      if (!set[i].held) next = i;
+    }
+    if (next == set.size()) return;
+  }
+}
+
+// lock() when it is not the plain direct one: a lock through the transport, or untouched
+// locks held (which a second lock of the same target may be one of).
+[[gnu::noinline]] void lock_in_general(window_impl& w, target_view& tv, rank_t target,
+                                       lock_type type, mode assert) {
+  detail::epoch_state& e = w.epoch;
+  if (e.is_untouched(target)) {
+    w.fail(error_class::rma_sync, w.where("window::lock", "SYN-2", target),
+           "target " + std::to_string(target) + " is locked already by this process");
+  }
+  if (!any(assert& mode::nocheck)) {
+    if (e.untouched_locks.empty()) {
+      acquire(w, tv, type);
+    } else {
+      acquire_beside_untouched(w, tv, type);
+    }
+    if (!tv.locks_direct && target != w.rank) {
+      std::lock_guard guard(e.untouched_mutex);
+      e.untouched_locks.push_back({target, type, assert});
+      return;
+    }
+  }
+  e.locks.emplace_back(target, type);
+  e.lock_asserts.push_back(assert);
+}
+
+// unlock() of an epoch that is not in `locks`: an untouched one (nothing to complete, the
+// lock to give back), or none (error).
+[[gnu::noinline]] void unlock_untouched(window_impl& w, rank_t target) {
+  detail::epoch_state& e = w.epoch;
+  std::unique_lock guard(e.untouched_mutex);
+  auto u = std::find_if(e.untouched_locks.begin(), e.untouched_locks.end(),
+                        [&](const auto& l) { return l.target == target; });
+  if (u == e.untouched_locks.end()) {
+    guard.unlock();
+    w.fail(error_class::rma_sync, w.where("window::unlock", "SYN-16", target),
+           e.lock_all ? "unlock of one target inside a lock_all epoch (use unlock_all)"
+                      : "unlock without a matching lock");
+  }
+  target_view& tv = w.target(target);
+  detail::flush_target(w, tv);
+  release(w, tv, u->type);
+  e.untouched_locks.erase(u);
 }
 
 void complete_all(window_impl& w) {
@@ -150,10 +323,17 @@ void window::lock(lock_type type, rank_t target, mode assert) {
            "lock while a fence epoch has RMA operations pending (fence first)");
   }
   // Remote locks may be taken lazily by the spec; oneside takes them now, which also makes a
-  // lock on one's own window block until held (SYN-19).
-  if (!any(assert& mode::nocheck)) acquire(w, w.target(target), type);
-  e.locks.emplace_back(target, type);
-  e.lock_asserts.push_back(assert);
+  // lock on one's own window block until held (SYN-19). One taken through the transport stays
+  // untouched until an operation uses it: until then another lock() may let it go while it
+  // waits (acquire_beside_untouched), as a lazy lock would not be held yet.
+  target_view& tv = w.target(target);
+  if (!tv.locks_direct || !e.untouched_locks.empty()) [[unlikely]] {
+    lock_in_general(w, tv, target, type, assert);
+  } else {
+    if (!any(assert& mode::nocheck)) acquire_direct(w, tv, type);
+    e.locks.emplace_back(target, type);
+    e.lock_asserts.push_back(assert);
+  }
   e.fence_open = false;
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
@@ -165,10 +345,9 @@ void window::unlock(rank_t target) {
   detail::epoch_state& e = w.epoch;
   auto it = std::find_if(e.locks.begin(), e.locks.end(),
                          [&](const auto& l) { return l.first == target; });
-  if (it == e.locks.end()) {
-    w.fail(error_class::rma_sync, w.where("window::unlock", "SYN-16", target),
-           e.lock_all ? "unlock of one target inside a lock_all epoch (use unlock_all)"
-                      : "unlock without a matching lock");
+  if (it == e.locks.end()) [[unlikely]] {
+    unlock_untouched(w, target);
+    return;
   }
   const auto index = static_cast<std::size_t>(it - e.locks.begin());
   // Everything of the epoch is complete at the target when unlock returns (SYN-16, MEM-10).
@@ -187,7 +366,7 @@ void window::lock_all(mode assert) {
     w.fail(error_class::rma_sync, w.where("window::lock_all", "WIN-24"),
            "the window was made with no_locks=true");
   }
-  if (e.lock_all || !e.locks.empty() || e.started) {
+  if (e.passive() || e.started) {
     w.fail(error_class::rma_sync, w.where("window::lock_all", "SYN-2"),
            e.lock_all  ? "lock_all inside a lock_all epoch"
            : e.started ? "lock_all inside a start epoch"
@@ -257,6 +436,15 @@ void check_fence_closed(window_impl& w, std::string_view call) {
   }
 }
 
+// Completes at the members of `ranks` whose control block is reached through the transport
+// the counter updates made there (a flush per such rank).
+void flush_remote_ctl(window_impl& w, const std::vector<rank_t>& ranks) {
+  for (rank_t r : ranks) {
+    const target_view& tv = w.target(r);
+    if (tv.ctl == nullptr) w.transport->flush(tv.world);
+  }
+}
+
 bool all_completed(window_impl& w) {
   detail::epoch_state& e = w.epoch;
   std::atomic<std::uint64_t>* completed = detail::pscw_completed(w.own_ctl, w.size);
@@ -294,7 +482,7 @@ void window::post(const oneside::group& origins, mode assert) {
   }
   // Locally detectable only for lock(self); lock_all beside a post epoch is left alone (the
   // checker is never stricter than the spec).
-  if (e.locked(w.rank)) {
+  if (e.has_lock(w.rank)) {
     w.fail(error_class::rma_sync, w.where("window::post", "SYN-20"),
            "post while this process holds a lock on its own window (unlock first)");
   }
@@ -303,11 +491,20 @@ void window::post(const oneside::group& origins, mode assert) {
   // Stores to the window before post are visible to the origins' accesses (SYN-14).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   oneside::detail::cross_process_release();
+  bool through_transport = false;
   for (rank_t o : e.exposure_group) {
     ++e.exposure_epochs[static_cast<std::size_t>(o)];
-    detail::pscw_posted(w.target(o).ctl)[static_cast<std::size_t>(w.rank)].fetch_add(
-        1, std::memory_order_release);
+    target_view& tv = w.target(o);
+    if (tv.ctl != nullptr) {
+      detail::pscw_posted(tv.ctl)[static_cast<std::size_t>(w.rank)].fetch_add(
+          1, std::memory_order_release);
+    } else {
+      detail::ctl_update(w, tv, detail::pscw_posted_offset(w.rank), amo_op::add, amo_type::u64, 1);
+      through_transport = true;
+    }
   }
+  // Counters changed through the transport are visible at their origins before they are woken.
+  if (through_transport) flush_remote_ctl(w, e.exposure_group);
   w.transport->wake(std::span<const rank_t>(e.wake_worlds));
   e.posted = true;
 }
@@ -379,13 +576,21 @@ void window::complete() {
   oneside::detail::cross_process_release();
   std::vector<rank_t>& worlds = e.wake_worlds;
   worlds.clear();
+  bool through_transport = false;
   for (rank_t t : e.access_group) {
     target_view& tv = w.target(t);
-    detail::pscw_completed(tv.ctl, w.size)[static_cast<std::size_t>(w.rank)].fetch_add(
-        1, std::memory_order_release);
+    if (tv.ctl != nullptr) {
+      detail::pscw_completed(tv.ctl, w.size)[static_cast<std::size_t>(w.rank)].fetch_add(
+          1, std::memory_order_release);
+    } else {
+      detail::ctl_update(w, tv, detail::pscw_completed_offset(w.rank, w.size), amo_op::add,
+                         amo_type::u64, 1);
+      through_transport = true;
+    }
     worlds.push_back(tv.world);
     e.access[static_cast<std::size_t>(t)] = detail::epoch_state::not_accessed;
   }
+  if (through_transport) flush_remote_ctl(w, e.access_group);
   w.transport->wake(std::span<const rank_t>(worlds));
   e.access_group.clear();
   e.started = false;
@@ -419,7 +624,7 @@ inline void check_flush(window_impl& w, std::string_view call, rank_t target) {
   }
   if (target == proc_null) return;
   check_target(w, call, target);
-  if (!e.lock_all && !e.locked(target)) {
+  if (!e.lock_all && !e.has_lock(target)) {
     w.fail(error_class::rma_sync, w.where(call, "SYN-23", target),
            "target " + std::to_string(target) + " is not locked by this process");
   }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <exception>
 #include <numeric>
+#include <span>
 #include <string>
 #include <unistd.h>
 
@@ -131,13 +132,16 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
   const bool memory_in_segment = fl == rma::flavor::allocate;
   w->segment = tp.allocate_segment(w->ctl_size() + (memory_in_segment ? bytes : 0));
   w->own_ctl = new (w->segment.base()) ctl_block{};
-  for (int r = 0; r < 2 * w->size; ++r) {
+  for (int r = 0; r < 3 * w->size; ++r) {
     new (detail::pscw_posted(w->own_ctl) + r) std::atomic<std::uint64_t>{0};
   }
   const auto members = static_cast<std::size_t>(w->size);
   w->epoch.access.assign(members, detail::epoch_state::not_accessed);
   w->epoch.access_epochs.assign(members, 0);
   w->epoch.exposure_epochs.assign(members, 0);
+  w->epoch.locks.reserve(members);
+  w->epoch.lock_asserts.reserve(members);
+  w->epoch.untouched_locks.reserve(members);
   if (memory_in_segment && bytes > 0) {
     w->base = static_cast<std::byte*>(w->segment.base()) + w->ctl_size();
   } else if (fl == rma::flavor::create) {
@@ -206,6 +210,16 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
 
   w->member_worlds.assign(w->team.group().world_ranks().begin(),
                           w->team.group().world_ranks().end());
+  // Lock words are changed with CPU atomics by the members that reach them and with the
+  // transport's atomics by the others; the two agree when the transport's atomics are CPU
+  // atomics at the owner, or when nobody needs the transport (every member on this node: the
+  // node's ranks see the same set, so they all decide alike).
+  const std::span<const rank_t> node = tp.node_ranks();
+  bool all_on_node = true;
+  for (rank_t world : w->member_worlds) {
+    all_on_node = all_on_node && std::binary_search(node.begin(), node.end(), world);
+  }
+  const bool cpu_locks = tp.caps().atomics_coherent_with_cpu || all_on_node;
   w->targets = std::make_unique<detail::target_view[]>(static_cast<std::size_t>(w->size));
   for (rank_t r = 0; r < w->size; ++r) {
     const member_record& m = all[static_cast<std::size_t>(r)];
@@ -214,16 +228,28 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
     tv.base = static_cast<std::uintptr_t>(m.base);
     tv.size = static_cast<std::size_t>(m.size);
     tv.disp_unit = static_cast<std::ptrdiff_t>(m.disp_unit);
-    tv.ctl_pin = tp.pin(tv.world, static_cast<std::uintptr_t>(m.ctl), w->ctl_size());
+    // The control block and the stripe table are reached by load/store where the transport
+    // allows (node peers), otherwise through the transport (ctl null: sync.cpp, resolve.cpp).
+    tv.ctl_address = static_cast<std::uintptr_t>(m.ctl);
+    tv.ctl_pin = tp.pin(tv.world, tv.ctl_address, w->ctl_size());
     tv.stripes_pin =
         tp.pin(tv.world, static_cast<std::uintptr_t>(m.stripes), sizeof(detail::stripe_table));
-    ONESIDE_CHECK(static_cast<bool>(tv.ctl_pin) && static_cast<bool>(tv.stripes_pin),
-                  error_class::intern, {.call = call, .target = r},
-                  "the control block of member " + std::to_string(r) +
-                      " is not reachable (windows across nodes arrive with the MPI transport)");
     tv.ctl = static_cast<ctl_block*>(tv.ctl_pin.get());
+    tv.regions_version =
+        tv.ctl != nullptr ? &tv.ctl->regions_version
+                          : &detail::regions_seen(w->own_ctl, w->size)[static_cast<std::size_t>(r)];
+    tv.locks_direct = tv.ctl != nullptr && cpu_locks;
     tv.stripes = static_cast<detail::stripe_table*>(tv.stripes_pin.get());
     tv.stripes_address = static_cast<std::uintptr_t>(m.stripes);
+    // The target's memory is used directly only with its control block and accumulate locks
+    // (direct accumulates take the stripes; dynamic windows read the region table).
+    const bool reachable = tv.ctl != nullptr && tv.stripes != nullptr;
+    if (fl == rma::flavor::allocate_shared) {
+      ONESIDE_CHECK(reachable, error_class::intern, {.call = call, .target = r},
+                    "the control block of member " + std::to_string(r) +
+                        " is not reachable (windows across nodes arrive with the MPI transport)");
+    }
+    if (!reachable) continue;
     switch (fl) {
       case rma::flavor::allocate:
         if (tv.size > 0) {
@@ -359,8 +385,10 @@ rma::flavor window::flavor() const {
   return checked("window::flavor").flavor;
 }
 memory_model window::model() const {
-  (void)checked("window::model");
-  return memory_model::unified;  // node memory is coherent: RMA and load/store see one copy
+  // Unified when the transport keeps one copy of exposed memory (shm: node memory is
+  // coherent, RMA and load/store see one copy); separate otherwise (MEM-1, MEM-5).
+  return checked("window::model").transport->caps().unified_memory ? memory_model::unified
+                                                                   : memory_model::separate;
 }
 oneside::group window::group() const {
   return checked("window::group").team.group();
@@ -432,6 +460,17 @@ void publish_regions(window_impl& w) {
   }
   c.region_count.store(w.attached.size(), std::memory_order_relaxed);
   c.regions_version.store(v + 2, std::memory_order_release);
+  // Members that cannot read this control block learn the new version from their own, before
+  // this returns: a detach completes only once no origin can still use the old regions.
+  bool told = false;
+  for (rank_t m = 0; m < w.size; ++m) {
+    const detail::target_view& tv = w.target(m);
+    if (m == w.rank || tv.ctl != nullptr) continue;
+    detail::ctl_update(w, tv, detail::regions_seen_offset(w.rank, w.size), transport::amo_op::store,
+                       transport::amo_type::u64, v + 2);
+    told = true;
+  }
+  if (told) w.transport->flush_all();
 }
 
 }  // namespace

@@ -28,7 +28,9 @@ struct region_entry {
 };
 
 // One per member per window, in exposed memory. Peers change it with atomics (lock word) or
-// read it under its sequence lock (regions), never with the owner's help.
+// read it under its sequence lock (regions), never with the owner's help: node peers through
+// a pinned mapping (CPU atomics, loads), other ranks through the transport at the block's
+// address in the owner's space (amo, get; see ctl_remote.hpp).
 struct ctl_block {
   alignas(64) std::atomic<std::uint64_t> lock{0};  // exclusive bit | shared holders
   std::atomic<std::uint32_t> lock_waiters{0};      // ranks waiting for the lock (to wake them)
@@ -50,10 +52,28 @@ inline std::atomic<std::uint64_t>* pscw_posted(ctl_block* c) noexcept {
 inline std::atomic<std::uint64_t>* pscw_completed(ctl_block* c, int members) noexcept {
   return pscw_posted(c) + members;
 }
-// Bytes of one member's control block with its PSCW counters, in whole pages.
+// The same words as offsets from the start of the block (for access through the transport).
+inline std::size_t pscw_posted_offset(rank_t r) noexcept {
+  return sizeof(ctl_block) + static_cast<std::size_t>(r) * sizeof(std::uint64_t);
+}
+inline std::size_t pscw_completed_offset(rank_t r, int members) noexcept {
+  return pscw_posted_offset(members) + static_cast<std::size_t>(r) * sizeof(std::uint64_t);
+}
+// After them, for dynamic windows, one word per member: regions_seen[r] is the version of
+// member r's region table as r last told this member (r stores it here with the transport
+// after every attach and detach, before the call returns, when this member cannot read r's
+// control block itself). An origin's snapshot of r's regions is current while its version
+// equals regions_seen[r]: a local load instead of a round trip to r per operation.
+inline std::atomic<std::uint64_t>* regions_seen(ctl_block* c, int members) noexcept {
+  return pscw_posted(c) + 2 * members;
+}
+inline std::size_t regions_seen_offset(rank_t r, int members) noexcept {
+  return pscw_posted_offset(2 * members) + static_cast<std::size_t>(r) * sizeof(std::uint64_t);
+}
+// Bytes of one member's control block with its PSCW counters and region notices, in pages.
 inline std::size_t ctl_bytes(int members) noexcept {
   const std::size_t raw =
-      sizeof(ctl_block) + 2 * static_cast<std::size_t>(members) * sizeof(std::uint64_t);
+      sizeof(ctl_block) + 3 * static_cast<std::size_t>(members) * sizeof(std::uint64_t);
   return (raw + 4095) & ~std::size_t{4095};
 }
 static_assert(sizeof(ctl_block) % alignof(std::atomic<std::uint64_t>) == 0);
@@ -74,6 +94,11 @@ struct region_snapshot {
 
 struct target_view {
   rank_t world = 0;
+  // Whether the lock word and lock_waiters are changed with CPU atomics through `ctl` (below). Only
+  // when every rank that changes them does so too, or the transport's atomics are coherent
+  // with the CPU's (the owner runs them with CPU atomics): otherwise transport amo, even on a
+  // reachable block (a window across nodes on a transport whose atomics are not).
+  bool locks_direct = false;
   std::uintptr_t base = 0;  // in the target's address space (0 for dynamic)
   std::size_t size = 0;
   std::ptrdiff_t disp_unit = 1;
@@ -83,7 +108,16 @@ struct target_view {
   std::size_t direct_lo = 0;
   std::size_t direct_hi = 0;
   transport::pinned memory_pin;
+  // The target's control block: its address in the target's space, and a load/store pointer
+  // to it when it is reachable from here (else null: reached through the transport). Memory
+  // of the target is only ever direct (direct_base, region_view::direct) when the control block
+  // and the stripe table are reachable too.
+  std::uintptr_t ctl_address = 0;
   ctl_block* ctl = nullptr;
+  // Dynamic windows: the word that says which version of the target's region table is
+  // current: its regions_version when `ctl` is reachable, else the target's notice in this
+  // member's own block (regions_seen). One load either way (find_direct, resolve_target).
+  const std::atomic<std::uint64_t>* regions_version = nullptr;
   transport::pinned ctl_pin;
   stripe_table* stripes = nullptr;  // the target's accumulate locks, when reachable
   // Accumulates sent to the target's agent and maybe not applied yet. A later accumulate that
@@ -112,8 +146,25 @@ struct epoch_state {
   std::atomic<bool> fence_used{false};
   bool lock_all = false;
   mode lock_all_assert = mode::none;
-  std::vector<std::pair<rank_t, lock_type>> locks;  // lock() epochs, one per target
+  // lock() epochs, one per target, whose target operations may access (covers()). Capacity
+  // for every member is reserved with the window, so adding one never moves the others (an
+  // operation of another thread may be reading them).
+  std::vector<std::pair<rank_t, lock_type>> locks;
   std::vector<mode> lock_asserts;
+  // lock() epochs whose lock was taken through the transport (never this process's own) and
+  // that no operation has used yet. While this process waits for another lock it lets them go
+  // and takes them again (as if they had been taken lazily, which the spec allows), so
+  // processes that each hold one and wait for the next cannot wait in a cycle (sync.cpp).
+  // covers() is false for them: the first operation takes the checked path, which moves the
+  // epoch to `locks` (touch_lock), under untouched_mutex (operations may come from several
+  // threads).
+  struct untouched_lock {
+    rank_t target;
+    lock_type type;
+    mode assert;
+  };
+  std::vector<untouched_lock> untouched_locks;
+  std::mutex untouched_mutex;
 
   // PSCW access epoch (start … complete): per target, whether it is in the start group and
   // whether its matching post has been seen; the targets in start order; per target, how many
@@ -136,7 +187,29 @@ struct epoch_state {
     }
     return false;
   }
-  bool passive() const noexcept { return lock_all || !locks.empty(); }
+  bool is_untouched(rank_t t) const noexcept {
+    for (const auto& l : untouched_locks) {
+      if (l.target == t) return true;
+    }
+    return false;
+  }
+  // A lock() epoch to `t` is open, used or not.
+  bool has_lock(rank_t t) const noexcept { return locked(t) || is_untouched(t); }
+  bool passive() const noexcept { return lock_all || !locks.empty() || !untouched_locks.empty(); }
+  // The first operation to `t` under an untouched lock: from now on the lock is held for the
+  // epoch's operations. False when `t` has no untouched lock.
+  bool touch_lock(rank_t t) {
+    std::lock_guard guard(untouched_mutex);
+    for (auto it = untouched_locks.begin(); it != untouched_locks.end(); ++it) {
+      if (it->target == t) {
+        locks.emplace_back(t, it->type);
+        lock_asserts.push_back(it->assert);
+        untouched_locks.erase(it);
+        return true;
+      }
+    }
+    return false;
+  }
   bool any() const noexcept { return fence_open || passive() || started; }
   bool covers(rank_t t) const noexcept {
     return fence_open || lock_all || locked(t) ||
@@ -196,6 +269,31 @@ struct window_impl {
                          .bytes = bytes_moved};
   }
 };
+
+// The transport's atomic on the word at `offset` of the control block of `tv`, for ranks that
+// do not change it with CPU atomics (target_view::ctl null, or locks_direct false for the lock
+// words). Fetching: returns the previous value once the operation ran at the target (a null
+// completion returns with the result in place).
+inline std::uint64_t ctl_fetch(window_impl& w, const target_view& tv, std::size_t offset,
+                               transport::amo_op op, transport::amo_type type,
+                               std::uint64_t operand = 0, std::uint64_t compare = 0) {
+  const transport::amo_args args{op, type, operand, compare};
+  if (transport::amo_type_size(type) == 4) {
+    std::uint32_t old = 0;
+    w.transport->amo(tv.world, tv.ctl_address + offset, args, &old);
+    return old;
+  }
+  std::uint64_t old = 0;
+  w.transport->amo(tv.world, tv.ctl_address + offset, args, &old);
+  return old;
+}
+// The same without a result: locally complete on return, visible at the target only after
+// the transport's flush of that rank (operations to one target are not ordered).
+inline void ctl_update(window_impl& w, const target_view& tv, std::size_t offset,
+                       transport::amo_op op, transport::amo_type type, std::uint64_t operand) {
+  w.transport->amo(tv.world, tv.ctl_address + offset, transport::amo_args{op, type, operand, 0},
+                   nullptr);
+}
 
 inline void note_transport_op(target_view& tv) noexcept {
   tv.transport_ops.fetch_add(1, std::memory_order_release);

@@ -122,6 +122,16 @@ std::unique_ptr<bootstrap> make_bootstrap() {
   if (setting_is_set("ONESIDE_JOB_ID") && !setting_string("ONESIDE_JOB_ID").empty()) {
     return std::make_unique<launcher_bootstrap>();
   }
+  if (const int n = mpi_launcher_size(); n > 0) {
+#if ONESIDE_HAVE_MPI
+    return make_mpi_bootstrap();
+#else
+    ONESIDE_CHECK(n == 1, error_class::arg, {.call = "runtime"},
+                  "an MPI launcher started " + std::to_string(n) +
+                      " ranks, but this oneside was built without MPI (configure with "
+                      "-DONESIDE_WITH_MPI=ON and an MPI installed, or start it with oneside-run)");
+#endif
+  }
   return std::make_unique<single_bootstrap>();
 }
 

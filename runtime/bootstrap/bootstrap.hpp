@@ -31,10 +31,19 @@ class bootstrap {
   // Collective: every rank gives `bytes` bytes; out receives size()*bytes, in rank order.
   virtual void allgather(const void* in, void* out, std::size_t bytes) = 0;
   virtual void barrier() = 0;
+  // This rank is failing and leaves without the others: nothing collective may follow.
+  virtual void abandon() noexcept {}
 };
 
-// The bootstrap the environment asks for: the launcher's when ONESIDE_JOB_ID is set, a
-// single process otherwise. Throws error(intern) when the launcher's job cannot be joined.
+// The bootstrap the environment asks for: the launcher's when ONESIDE_JOB_ID is set, MPI's
+// when an MPI launcher started the process (builds with ONESIDE_WITH_MPI), a single process
+// otherwise. Throws error(intern) when the job cannot be joined, error(arg) when an MPI
+// launcher started several ranks of a build without MPI.
 std::unique_ptr<bootstrap> make_bootstrap();
+
+#if ONESIDE_HAVE_MPI
+// bootstrap_mpi.cpp: initializes MPI (MPI_THREAD_MULTIPLE) unless the program did.
+std::unique_ptr<bootstrap> make_mpi_bootstrap();
+#endif
 
 }  // namespace oneside::detail

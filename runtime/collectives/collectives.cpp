@@ -4,6 +4,7 @@
 // the same result. Arguments are checked before anything moves.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,21 @@ std::size_t checked_bytes(count_t count, std::size_t esz) {
   return static_cast<std::size_t>(count) * esz;
 }
 
+// Who reads a step (coll_engine::publish_to; matters in push mode): the members that want
+// the result (everyone, or `root` only), or the members from `first` on. Each reads it all.
+auto wanting(bool all, rank_t root) {
+  return [all, root](rank_t q) -> std::optional<coll_engine::part> {
+    if (all || q == root) return coll_engine::whole;
+    return std::nullopt;
+  };
+}
+auto from_member(rank_t first) {
+  return [first](rank_t q) -> std::optional<coll_engine::part> {
+    if (q >= first) return coll_engine::whole;
+    return std::nullopt;
+  };
+}
+
 // Elements per step of reductions: as many whole elements as fit a slot.
 std::size_t elements_per_step(const coll_engine& e, std::size_t esz) {
   return std::max<std::size_t>(1, e.capacity() / esz);
@@ -91,9 +107,13 @@ void reduce_common(team_impl& t, const void* in, void* out, std::size_t count, s
     const std::byte* src = bytes_of(in) + i0 * esz;
     std::byte* dst = wants ? bytes_of(out) + i0 * esz : nullptr;
     const std::uint64_t s = e.begin_step();
-    e.publish(s, src, k * esz);
     const bool parallel = n > 2 && k * esz >= 16384;
+    // Block b of the piece is [k*b/n, k*(b+1)/n); member b reduces it into its next slot.
+    auto block_begin = [&](rank_t b) {
+      return k * static_cast<std::size_t>(b) / static_cast<std::size_t>(n);
+    };
     if (!parallel) {
+      e.publish_to(s, src, k * esz, wanting(all, root));
       if (wants) {
         std::memcpy(dst, e.peer_slot(0, s, k * esz), k * esz);
         for (rank_t q = 1; q < n; ++q) fn(dst, e.peer_slot(q, s, k * esz), k);
@@ -101,10 +121,10 @@ void reduce_common(team_impl& t, const void* in, void* out, std::size_t count, s
       e.finish(s);
       continue;
     }
-    // Block b of the piece is [k*b/n, k*(b+1)/n); member b reduces it into its next slot.
-    auto block_begin = [&](rank_t b) {
-      return k * static_cast<std::size_t>(b) / static_cast<std::size_t>(n);
-    };
+    // Everyone reads its block of everyone's piece.
+    e.publish_to(s, src, k * esz, [&](rank_t q) -> std::optional<coll_engine::part> {
+      return coll_engine::part{block_begin(q) * esz, (block_begin(q + 1) - block_begin(q)) * esz};
+    });
     const std::size_t b0 = block_begin(t.rank);
     const std::size_t b1 = block_begin(t.rank + 1);
     const std::uint64_t s2 = e.begin_step();
@@ -112,7 +132,7 @@ void reduce_common(team_impl& t, const void* in, void* out, std::size_t count, s
     std::memcpy(mine, e.peer_slot(0, s, k * esz) + b0 * esz, (b1 - b0) * esz);
     for (rank_t q = 1; q < n; ++q) fn(mine, e.peer_slot(q, s, k * esz) + b0 * esz, b1 - b0);
     e.finish(s);
-    e.publish(s2);
+    e.publish_to(s2, wanting(all, root));
     if (wants) {
       for (rank_t q = 0; q < n; ++q) {
         const std::size_t q0 = block_begin(q);
@@ -137,7 +157,8 @@ void scan_common(team_impl& t, const void* in, void* out, std::size_t count, std
   for (std::size_t i0 = 0; i0 < count; i0 += per_step) {
     const std::size_t k = std::min(per_step, count - i0);
     const std::uint64_t s = e.begin_step();
-    e.publish(s, bytes_of(in) + i0 * esz, k * esz);
+    // Member q reads members 0..q (exclusive: 0..q-1).
+    e.publish_to(s, bytes_of(in) + i0 * esz, k * esz, from_member(exclusive ? t.rank + 1 : t.rank));
     if (last >= 0) {
       std::byte* dst = bytes_of(out) + i0 * esz;
       std::memcpy(dst, e.peer_slot(0, s, k * esz), k * esz);
@@ -148,11 +169,13 @@ void scan_common(team_impl& t, const void* in, void* out, std::size_t count, std
 }
 
 // Every member publishes its own `bytes` (equal on all, or given per member by `counts`);
-// members with `out` copy member q's bytes to out + displs(q).
+// `root` (or every member, for all_members) copies member q's bytes to out + displs(q).
+constexpr rank_t all_members = -1;
 template <class Size, class Displ>
-void gather_common(team_impl& t, const void* in, std::size_t my_bytes, void* out, bool wants,
+void gather_common(team_impl& t, const void* in, std::size_t my_bytes, void* out, rank_t root,
                    Size bytes_of_member, Displ displ_of_member, std::size_t max_bytes) {
   coll_engine& e = *t.coll;
+  const bool wants = root == all_members || t.rank == root;
   const std::size_t cap = e.capacity();
   if (wants) {
     std::byte* own = bytes_of(out) + displ_of_member(t.rank);
@@ -161,7 +184,10 @@ void gather_common(team_impl& t, const void* in, std::size_t my_bytes, void* out
   if (t.size == 1) return;
   for (std::size_t off = 0; off < max_bytes; off += cap) {
     const std::uint64_t s = e.begin_step();
-    if (off < my_bytes) e.publish(s, bytes_of(in) + off, std::min(cap, my_bytes - off));
+    if (off < my_bytes) {
+      e.publish_to(s, bytes_of(in) + off, std::min(cap, my_bytes - off),
+                   wanting(root == all_members, root));
+    }
     if (wants) {
       for (rank_t q = 0; q < t.size; ++q) {
         const std::size_t qb = bytes_of_member(q);
@@ -271,7 +297,7 @@ void gather(const team& t, const void* in, count_t count, const datatype& type, 
   if (ti.rank == root) check_buffer(out, count, "gather", "the output");
   const std::size_t b = checked_bytes(count, element_bytes(type, "gather"));
   gather_common(
-      ti, in, b, out, ti.rank == root, [b](rank_t) { return b; },
+      ti, in, b, out, root, [b](rank_t) { return b; },
       [b](rank_t q) { return static_cast<std::size_t>(q) * b; }, b);
 }
 
@@ -294,7 +320,7 @@ void gatherv(const team& t, const void* in, count_t count, const datatype& type,
   broadcast(t, &steps, 1, datatype::of<std::uint64_t>(), root);
   const std::size_t mine = checked_bytes(count, esz);
   gather_common(
-      ti, in, mine, out, ti.rank == root,
+      ti, in, mine, out, root,
       [&](rank_t q) { return checked_bytes(counts[static_cast<std::size_t>(q)], esz); },
       [&](rank_t q) { return checked_bytes(displs[static_cast<std::size_t>(q)], esz); },
       static_cast<std::size_t>(steps) * ti.coll->capacity());
@@ -307,7 +333,7 @@ void allgather(const team& t, const void* in, count_t count, const datatype& typ
   check_buffer(out, count, "allgather", "the output");
   const std::size_t b = checked_bytes(count, element_bytes(type, "allgather"));
   gather_common(
-      ti, in, b, out, true, [b](rank_t) { return b; },
+      ti, in, b, out, all_members, [b](rank_t) { return b; },
       [b](rank_t q) { return static_cast<std::size_t>(q) * b; }, b);
 }
 
@@ -322,7 +348,7 @@ void allgatherv(const team& t, const void* in, count_t count, const datatype& ty
   check_buffer(out, most, "allgatherv", "the output");
   const std::size_t esz = element_bytes(type, "allgatherv");
   gather_common(
-      ti, in, checked_bytes(count, esz), out, true,
+      ti, in, checked_bytes(count, esz), out, all_members,
       [&](rank_t q) { return checked_bytes(counts[static_cast<std::size_t>(q)], esz); },
       [&](rank_t q) { return checked_bytes(displs[static_cast<std::size_t>(q)], esz); },
       checked_bytes(most, esz));
@@ -364,7 +390,12 @@ void alltoall_common(team_impl& t, const void* in, void* out, SendBytes sbytes, 
       std::memcpy(slot + static_cast<std::size_t>(j) * piece, src + sdispl(j) + off,
                   std::min(piece, sb - off));
     }
-    e.publish(s);
+    // Destination j reads only its piece, and only while its block lasts.
+    e.publish_to(s, [&](rank_t j) -> std::optional<coll_engine::part> {
+      const std::size_t sb = sbytes(j);
+      if (off >= sb) return std::nullopt;
+      return coll_engine::part{static_cast<std::size_t>(j) * piece, std::min(piece, sb - off)};
+    });
     for (rank_t p = 0; p < t.size; ++p) {
       const std::size_t rb = rbytes(p);
       if (p == t.rank || off >= rb) continue;

@@ -17,6 +17,9 @@
 #include "task/arena_impl.hpp"
 #include "team/team_impl.hpp"
 #include "transport/shm/shm_transport.hpp"
+#if ONESIDE_HAVE_MPI
+#include "transport/mpi/mpi_transport.hpp"
+#endif
 
 namespace oneside {
 namespace detail {
@@ -75,7 +78,8 @@ void retire(std::unique_ptr<detail::context> ctx) {
   ctx->world = team();
   ctx->local = team();
   ctx->arena.reset();
-  static_cast<transport::shm&>(*ctx->transport).abandon();
+  static_cast<transport::runtime_backend&>(*ctx->transport).abandon();
+  ctx->boot->abandon();
   graveyard().push_back(std::move(ctx->transport));
 }
 
@@ -88,9 +92,25 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
   ONESIDE_CHECK(detail::current_context() == nullptr, error_class::arg, {.call = "runtime"},
                 "a oneside runtime is already open in this process");
   auto ctx = std::make_unique<detail::context>();
+  const std::string transport_name = detail::setting_string("ONESIDE_TRANSPORT");
   ctx->boot = detail::make_bootstrap();
+  // Which transport: MPI between nodes when an MPI launcher started the job, unless shm is
+  // asked for (every rank must then share one node); shm alone otherwise.
+  const bool under_mpi = ctx->boot->kind() == "mpi";
+  const bool use_mpi = under_mpi && transport_name != "shm";
+  ONESIDE_CHECK(transport_name != "mpi" || under_mpi, error_class::arg, {.call = "runtime"},
+                "ONESIDE_TRANSPORT=mpi needs a job started by an MPI launcher (mpirun, srun) and "
+                "a oneside built with ONESIDE_WITH_MPI");
+  ONESIDE_CHECK(
+      transport_name != "shm" || !under_mpi || ctx->boot->local_size() == ctx->boot->size(),
+      error_class::arg, {.call = "runtime"},
+      "ONESIDE_TRANSPORT=shm needs every rank on one node, but this job has " +
+          std::to_string(ctx->boot->local_size()) + " of its " + std::to_string(ctx->boot->size()) +
+          " ranks on this node");
   ctx->oversubscribed = decide_oversubscribed(*ctx->boot);
-  const detail::wait_params wait = read_wait_params(ctx->oversubscribed);
+  detail::wait_params wait = read_wait_params(ctx->oversubscribed);
+  // Over MPI, waiting threads also drive MPI (incoming one-sided traffic and messages).
+  wait.poll_progress = wait.poll_progress || use_mpi;
 
   transport::shm::options opts;
   opts.am_slots = static_cast<std::size_t>(detail::setting_int("ONESIDE_AM_SLOTS"));
@@ -100,11 +120,8 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
   opts.load_store = detail::setting_bool("ONESIDE_SHM_LOAD_STORE");
   opts.agent_spin_ns =
       ctx->oversubscribed ? 0 : detail::setting_int("ONESIDE_AGENT_SPIN_US") * 1000;
-  if (detail::setting_string("ONESIDE_TRANSPORT") != "shm") {
-    detail::raise(error_class::arg, {.call = "runtime"},
-                  "ONESIDE_TRANSPORT=" + detail::setting_string("ONESIDE_TRANSPORT") +
-                      " is not available in this build");
-  }
+  [[maybe_unused]] const std::int64_t mpi_poll_ns =
+      detail::setting_int("ONESIDE_MPI_POLL_US") * 1000;
   // Read every setting the open needs before anything is created, so a bad value fails fast.
   (void)detail::setting_int("ONESIDE_COLL_SLOT_BYTES");
   (void)detail::setting_int("ONESIDE_COLL_SLOTS");
@@ -112,7 +129,19 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
   const int threads = arena_threads(ctx->topology, *ctx->boot);
 
   detail::set_wait_params(wait);
-  ctx->transport = std::make_unique<transport::shm>(*ctx->boot, opts);
+  if (use_mpi) {
+#if ONESIDE_HAVE_MPI
+    transport::mpi_options mo;
+    mo.node = opts;
+    mo.every_peer_remote = transport_name == "mpi";
+    mo.ranks_per_node = static_cast<int>(detail::setting_int("ONESIDE_MPI_RANKS_PER_NODE"));
+    mo.spin_ns = opts.agent_spin_ns;
+    mo.poll_max_ns = mpi_poll_ns;
+    ctx->transport = transport::make_mpi_transport(*ctx->boot, mo);
+#endif
+  } else {
+    ctx->transport = std::make_unique<transport::shm>(*ctx->boot, opts);
+  }
   detail::context& c = *ctx;
   detail::install_context(std::move(ctx));
   try {
@@ -143,7 +172,7 @@ void runtime::close() {
   for (auto& state : c->layer_state) state.reset();  // upper layers' memory, before the transport
   c->world = team();
   c->local = team();
-  static_cast<transport::shm&>(*c->transport).close();
+  static_cast<transport::runtime_backend&>(*c->transport).close();
   std::unique_ptr<detail::context> ctx = detail::uninstall_context();
   graveyard().push_back(std::move(ctx->transport));
 }

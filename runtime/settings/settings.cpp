@@ -22,8 +22,20 @@ using enum setting_type;
 // clang-format off
 constexpr std::array registry{
   // Transport and progress.
-  setting_info{"ONESIDE_TRANSPORT", choice, "shm",
-               "Transport for data movement between ranks.", "shm"},
+  setting_info{"ONESIDE_TRANSPORT", choice, "auto",
+               "Transport for data movement between ranks. auto: shared memory under oneside-run "
+               "or alone; under mpirun/srun (a build with ONESIDE_WITH_MPI), MPI between nodes and "
+               "shared memory within a node. shm: shared memory only (every rank on one node). "
+               "mpi: every peer through MPI, as if each rank had a node of its own.",
+               "auto|shm|mpi"},
+  setting_info{"ONESIDE_MPI_RANKS_PER_NODE", integer, "0",
+               "MPI transport: pretend nodes hold this many consecutive world ranks (0: the real "
+               "nodes), so one machine can run the hybrid of shared memory within a node and "
+               "MPI between nodes."},
+  setting_info{"ONESIDE_MPI_POLL_US", integer, "20",
+               "MPI transport: longest sleep, in microseconds, of a rank's progress thread "
+               "between polls of MPI when nothing arrives (it polls without sleeping while "
+               "messages keep coming)."},
   setting_info{"ONESIDE_AGENT", choice, "thread",
                "Who runs incoming active messages: a per-rank agent thread that sleeps when idle, "
                "or the rank's own waits and progress calls.", "thread|poll"},
@@ -122,6 +134,20 @@ std::string setting_value(std::string_view name) {
 }
 
 namespace detail {
+
+int mpi_launcher_size() noexcept {
+  // Open MPI's mpirun, PMIx launchers (srun --mpi=pmix), MPICH's hydra and PMI-1/2.
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS"}) {
+    if (const char* v = std::getenv(name); v != nullptr) {
+      int n = 0;
+      const std::string_view sv(v);
+      auto [ptr, ec] = std::from_chars(sv.data(), sv.data() + sv.size(), n);
+      if (ec == std::errc() && n > 0) return n;
+    }
+  }
+  // PMIx launchers without PMIX_SIZE still give every rank a PMIX_RANK.
+  return std::getenv("PMIX_RANK") != nullptr ? 1 : 0;
+}
 
 bool setting_is_set(std::string_view name) {
   const std::string n(find(name).name);

@@ -18,5 +18,8 @@ bool setting_bool(std::string_view name);  // 1/0, true/false, yes/no, on/off
 std::string setting_string(std::string_view name);
 // True when the variable is present in the environment.
 bool setting_is_set(std::string_view name);
+// The job size an MPI launcher (mpirun, srun, mpiexec) announced to this process in its own
+// variables, or 0 when no MPI launcher started it. The only foreign variables oneside reads.
+int mpi_launcher_size() noexcept;
 
 }  // namespace oneside::detail

@@ -49,7 +49,7 @@ team team_impl::make_world() {
   std::vector<std::uint64_t> areas(static_cast<std::size_t>(n));
   c.boot->allgather(&mine, areas.data(), sizeof mine);
   impl->coll->connect(areas);
-  c.boot->barrier();  // every member pinned every area
+  c.boot->barrier();  // every member connected to (pull: pinned) every area
   return team(std::move(impl));
 }
 
@@ -123,7 +123,7 @@ team duplicate_team(const team& parent, std::size_t slot_bytes, std::size_t slot
   impl->members = p.members;
   engine->connect(areas);
   impl->coll = std::move(engine);
-  impl->coll->barrier();  // every member pinned every area before anyone may drop its own
+  impl->coll->barrier();  // every member connected to every area before anyone drops its own
   return team_impl::wrap(std::move(impl));
 }
 
@@ -182,7 +182,7 @@ team team::split(int color, int key) const {
   for (rank_t r : order) member_areas.push_back(areas[static_cast<std::size_t>(r)]);
   engine->connect(member_areas);
   impl->coll = std::move(engine);
-  impl->coll->barrier();  // every member pinned every area before anyone may drop its own
+  impl->coll->barrier();  // every member connected to every area before anyone drops its own
   return detail::team_impl::wrap(std::move(impl));
 }
 

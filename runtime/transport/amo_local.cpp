@@ -123,4 +123,15 @@ void amo_apply(void* p, const amo_args& a, void* result) noexcept {
   }
 }
 
+void apply_amo_message(backend& t, rank_t source, std::span<const std::byte> payload) {
+  amo_request req;
+  std::memcpy(&req, payload.data(), sizeof req);
+  std::uint64_t old = 0;
+  amo_apply(reinterpret_cast<void*>(req.addr), req.args, &old);
+  if (req.result_addr != 0) {
+    t.put(source, req.result_addr,
+          std::as_bytes(std::span(&old, 1)).first(amo_type_size(req.args.type)));
+  }
+}
+
 }  // namespace oneside::transport::detail

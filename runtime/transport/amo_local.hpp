@@ -16,4 +16,14 @@ void amo_apply(void* p, const amo_args& args, void* result) noexcept;
 // True when `args` names a defined (op, type) pair.
 bool amo_is_defined(amo_op op, amo_type type) noexcept;
 
+// An atomic shipped to the owner of memory the origin cannot reach (an active message).
+struct amo_request {
+  std::uintptr_t addr;
+  std::uintptr_t result_addr;  // in the origin's address space; 0: no result wanted
+  amo_args args;
+};
+// The owner's handler of such a message: applies it with amo_apply and puts the old value
+// back to the origin when it asked for one.
+void apply_amo_message(backend& t, rank_t source, std::span<const std::byte> payload);
+
 }  // namespace oneside::transport::detail

@@ -84,6 +84,11 @@ exposure::~exposure() {
   if (owner() != nullptr) owner()->release(*this);
 }
 
+completion* deferred() noexcept {
+  static completion none;
+  return &none;
+}
+
 backend& current() {
   oneside::detail::context& c = oneside::detail::require_context("transport::current");
   return *c.transport;

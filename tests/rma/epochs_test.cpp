@@ -129,7 +129,7 @@ TEST_F(Epochs, DifferentWindowsMayBeLockedAtOnce) {
 TEST_F(Epochs, FenceEpochsNeverShowStaleValues) {
   covers("SYN-5", "SYN-6", "SYN-7", "MEM-8");
   constexpr int iterations = 25;
-  for (flavor f : all_flavors) {
+  for (flavor f : world_flavors()) {
     SCOPED_TRACE(flavor_name(f));
     test_window tw = make_window(f, world(), static_cast<std::size_t>(size()) * 8, 8);
     std::int64_t* slot = tw.local_as<std::int64_t>();
@@ -268,7 +268,7 @@ TEST_F(Epochs, FlushCompletesAtTheTargetAndKeepsTheEpochOpen) {
 TEST_F(Epochs, FlushAndUnlockWaitUntilAccumulatesAreApplied) {
   covers("SYN-24", "SYN-16", "MEM-10", "SEM-12");
   constexpr int rounds = 30;
-  for (flavor f : all_flavors) {
+  for (flavor f : world_flavors()) {
     SCOPED_TRACE(flavor_name(f));
     test_window tw = make_window(f, world(), 2 * sizeof(std::int64_t), 8);
     std::int64_t* mine = tw.local_as<std::int64_t>();

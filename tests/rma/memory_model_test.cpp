@@ -49,10 +49,10 @@ bool poll_without_runtime(F&& done) {
 TEST_F(MemoryModel, UpdatesBecomeVisibleWithoutFurtherCalls) {
   covers("MEM-1", "MEM-3", "MEM-5");
   ONESIDE_SKIP_UNLESS_ALL(size() >= 2, "needs a target and an origin");
-  for (flavor f : all_flavors) {
+  for (flavor f : world_flavors()) {
     SCOPED_TRACE(flavor_name(f));
     test_window tw = make_window(f, world(), 2 * sizeof(std::int64_t), 8);
-    EXPECT_EQ(tw.win.model(), rma::memory_model::unified);
+    EXPECT_EQ(tw.win.model(), expected_model());
     std::int64_t* mine = tw.local_as<std::int64_t>();
     mine[0] = mine[1] = 0;
     settle(tw.win);
@@ -81,7 +81,7 @@ TEST_F(MemoryModel, UpdatesBecomeVisibleWithoutFurtherCalls) {
 // remote get returns (MEM-11).
 TEST_F(MemoryModel, LocalStoreAfterSyncIsSeenByRemoteGet) {
   covers("MEM-11", "SYN-28");
-  for (flavor f : all_flavors) {
+  for (flavor f : world_flavors()) {
     SCOPED_TRACE(flavor_name(f));
     test_window tw = make_window(f, world(), sizeof(std::int64_t), 8);
     std::int64_t* mine = tw.local_as<std::int64_t>();

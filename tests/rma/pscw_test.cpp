@@ -42,7 +42,7 @@ TEST_F(Pscw, RingOfEpochsOverEveryFlavor) {
   constexpr int rounds = 25;
   const oneside::group from_left = group_of({world().to_world(left())});
   const oneside::group to_right = group_of({world().to_world(right())});
-  for (flavor f : all_flavors) {
+  for (flavor f : world_flavors()) {
     SCOPED_TRACE(flavor_name(f));
     test_window tw = make_window(f, world(), 2 * sizeof(std::int64_t), 8);
     std::int64_t* mine = tw.local_as<std::int64_t>();

@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <oneside/oneside.hpp>
+#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
 namespace oneside::test {
@@ -96,6 +97,49 @@ bool expect_ok(std::string_view what, F&& f,
 
 inline constexpr rma::flavor all_flavors[] = {rma::flavor::create, rma::flavor::allocate,
                                               rma::flavor::allocate_shared, rma::flavor::dynamic};
+
+// Whether every member of `t` shares this node's memory, as allocate_shared over `t` and
+// load/store between its members need. Not so when the transport reaches some ranks only
+// through the network (or with ONESIDE_SHM_LOAD_STORE=0: local_team() is then each rank
+// alone). The same answer on every member of `t`, so tests may skip on it without a
+// collective.
+inline bool shares_memory(const team& t) {
+  const team& local = local_team();
+  for (rank_t w : t.group().world_ranks()) {
+    if (local.from_world(w) == no_rank) return false;
+  }
+  return true;
+}
+inline bool world_shares_memory() {
+  return shares_memory(world());
+}
+
+// Whether a window of flavour `f` can be made over `t` here (allocate_shared needs shared
+// memory: error(rma_shared) otherwise, which window_test checks).
+inline bool flavor_available(rma::flavor f, const team& t) {
+  return f != rma::flavor::allocate_shared || shares_memory(t);
+}
+inline bool flavor_available(rma::flavor f) {
+  return flavor_available(f, world());
+}
+
+// all_flavors without those flavor_available() rules out for `t`.
+inline std::vector<rma::flavor> flavors_for(const team& t) {
+  std::vector<rma::flavor> v;
+  for (rma::flavor f : all_flavors) {
+    if (flavor_available(f, t)) v.push_back(f);
+  }
+  return v;
+}
+inline std::vector<rma::flavor> world_flavors() {
+  return flavors_for(world());
+}
+
+// The memory model windows report on this transport (MEM-1, MEM-5).
+inline rma::memory_model expected_model() {
+  return transport::current().caps().unified_memory ? rma::memory_model::unified
+                                                    : rma::memory_model::separate;
+}
 
 inline std::string flavor_name(rma::flavor f) {
   switch (f) {

@@ -263,6 +263,41 @@ TEST_F(Collectives, BroadcastFromEveryRootAtEverySize) {
   }
 }
 
+TEST_F(Collectives, TeamsDroppedRightAfterRootedCollectives) {
+  // The root of a broadcast, or a non-root of a gather, may return before the others have
+  // read its data; dropping the team at once must not disturb them (nor later teams, which
+  // may reuse the memory). With unreachable peers, readers report to the producer after it
+  // returned: its area must outlive those reports.
+  constexpr std::size_t bytes = (std::size_t{1} << 17) + 5;
+  for (int i = 0; i < 8; ++i) {
+    const rank_t root = i % size();
+    int bad = 0;
+    {
+      const team t = world().split(0, rank());
+      std::vector<std::byte> buf(bytes);
+      for (std::size_t k = 0; k < bytes; ++k)
+        buf[k] = rank() == root ? pattern(root, i, k) : std::byte{0};
+      broadcast(t, buf, root);
+      for (std::size_t k = 0; k < bytes; ++k) bad += buf[k] == pattern(root, i, k) ? 0 : 1;
+    }
+    {
+      const team t = world().split(0, rank());
+      std::vector<std::byte> in(bytes / 8);
+      for (std::size_t k = 0; k < in.size(); ++k) in[k] = pattern(rank(), i, k);
+      std::vector<std::byte> out(rank() == root ? in.size() * static_cast<std::size_t>(size()) : 0);
+      gather(t, in, out, root);
+      if (rank() == root) {
+        for (int q = 0; q < size(); ++q) {
+          for (std::size_t k = 0; k < in.size(); ++k)
+            bad += out[static_cast<std::size_t>(q) * in.size() + k] == pattern(q, i, k) ? 0 : 1;
+        }
+      }
+    }
+    EXPECT_EQ(bad, 0) << "round " << i << ", root " << root;
+  }
+  EXPECT_EQ(allreduce(world(), 1, op::sum), size());
+}
+
 TEST_F(Collectives, GatherAndAllgather) {
   for (std::size_t count : {std::size_t{1}, std::size_t{1000}, std::size_t{100000}}) {
     std::vector<std::byte> in(count);

@@ -4,9 +4,11 @@
 // translation, comparison) with its errors.
 #include <algorithm>
 #include <numeric>
+#include <span>
 #include <vector>
 
 #include <oneside/oneside.hpp>
+#include <oneside/runtime/transport.hpp>
 
 #include "rank_test.hpp"
 
@@ -117,11 +119,16 @@ TEST_F(Teams, ManyShortLivedTeams) {
 }
 
 TEST_F(Teams, LocalTeamHoldsTheRanksOfThisNode) {
-  // One node: every rank shares memory with every other.
+  // The ranks whose memory this one loads and stores, in world order: on one node with
+  // load/store (the default), every rank; with ONESIDE_SHM_LOAD_STORE=0, this rank alone.
+  const std::span<const rank_t> node = transport::current().node_ranks();
   const team& l = local_team();
-  EXPECT_EQ(l.size(), size());
-  EXPECT_EQ(l.rank(), rank());
-  EXPECT_EQ(allreduce(l, 1, op::sum), size());
+  EXPECT_EQ(l.size(), static_cast<int>(node.size()));
+  for (int r = 0; r < std::min(l.size(), static_cast<int>(node.size())); ++r) {
+    EXPECT_EQ(l.to_world(r), node[static_cast<std::size_t>(r)]);
+  }
+  EXPECT_EQ(l.to_world(l.rank()), rank());
+  EXPECT_EQ(allreduce(l, 1, op::sum), l.size());
 }
 
 TEST_F(Teams, GroupAlgebra) {

@@ -3,6 +3,7 @@
 // attach), direct() and pin(), every atomic on both paths with concurrent updates from every
 // rank, active messages (order per source, remote completion by flush and by completion
 // objects), the agent's idleness, the shared-memory objects' names and modes, and errors.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -42,6 +43,8 @@ std::byte byte_of(int rank, std::size_t i) {
 class Transport : public RankTest {};
 
 TEST_F(Transport, PutGetOnSegmentsOfEveryRank) {
+  // direct() reaches exactly the segments of the node's ranks; put/get reach every rank's.
+  const auto node = tp().node_ranks();
   constexpr std::size_t bytes = 1 << 20;
   transport::segment seg = tp().allocate_segment(bytes);
   ASSERT_NE(seg.base(), nullptr);
@@ -53,7 +56,9 @@ TEST_F(Transport, PutGetOnSegmentsOfEveryRank) {
   std::vector<std::byte> mine(slice);
   for (std::size_t i = 0; i < slice; ++i) mine[i] = byte_of(rank(), i);
   for (int q = 0; q < size(); ++q) {
-    EXPECT_NE(tp().direct(q, addr[static_cast<std::size_t>(q)], bytes), nullptr) << "rank " << q;
+    const bool on_node = std::find(node.begin(), node.end(), q) != node.end();
+    EXPECT_EQ(tp().direct(q, addr[static_cast<std::size_t>(q)], bytes) != nullptr, on_node)
+        << "rank " << q;
     tp().put(q, addr[static_cast<std::size_t>(q)] + static_cast<std::size_t>(rank()) * slice, mine);
   }
   tp().flush_all();
@@ -323,7 +328,8 @@ TEST_F(Transport, ActiveMessagesRunInOrderAndFlushMeansApplied) {
 
 TEST_F(Transport, AgentCostsNoCpuWhileIdle) {
   auto* shm = dynamic_cast<transport::shm*>(&tp());
-  ASSERT_NE(shm, nullptr);
+  // The MPI transport's progress thread polls MPI between short sleeps (ONESIDE_MPI_POLL_US).
+  if (shm == nullptr) GTEST_SKIP() << "not the shm transport: its agent is not this one";
   if (detail::setting_string("ONESIDE_AGENT") != "thread") GTEST_SKIP() << "no agent thread";
   barrier(world());
   // Let a possible post-message polling phase end, then watch an idle period.
@@ -339,6 +345,9 @@ TEST_F(Transport, AgentCostsNoCpuWhileIdle) {
 
 TEST_F(Transport, PinnedMemoryOutlivesItsWithdrawal) {
   if (size() < 2) GTEST_SKIP() << "needs a peer";
+  if (tp().node_ranks().size() != static_cast<std::size_t>(size())) {
+    GTEST_SKIP() << "the neighbour is not load/store reachable: nothing to pin";
+  }
   transport::segment seg = tp().allocate_segment(4096);
   std::memset(seg.base(), 0x42 + rank(), 4096);
   const auto addr = exchange_addresses(seg.base());
@@ -358,6 +367,10 @@ TEST_F(Transport, PinnedMemoryOutlivesItsWithdrawal) {
 }
 
 TEST_F(Transport, SegmentsAreNamedPerJobAndPrivateToTheUser) {
+  // The names below are oneside-run's job's (the MPI transport's node objects add the node).
+  if (tp().name() != "shm" || !detail::setting_is_set("ONESIDE_JOB_ID")) {
+    GTEST_SKIP() << "not a job of oneside-run on the shm transport";
+  }
   transport::segment seg = tp().allocate_segment(4096);
   barrier(world());
   if (size() > 1) {
@@ -411,7 +424,9 @@ TEST_F(Transport, BadCallsAreRejected) {
   const auto id = transport::register_am_handler("test.transport.record", &record);
   std::vector<std::byte> big(tp().caps().max_am_payload + 1);
   expect_class([&] { tp().am_send(0, id, big); }, error_class::arg, "oversized payload");
-  if (size() > 1) {
+  // Only the shm transport checks addresses itself (over MPI the layers above do, and
+  // docs/semantics.md says a put to unexposed memory is undefined there).
+  if (size() > 1 && tp().name() == "shm") {
     // An address that is mapped nowhere in the neighbour (the zero page).
     expect_class([&] { tp().put((rank() + 1) % size(), 16, std::as_bytes(std::span(&v, 1))); },
                  error_class::arg, "unmapped address");

@@ -110,7 +110,9 @@ class window {
   std::size_t size() const;  // 0 for dynamic windows
   std::ptrdiff_t disp_unit() const;
   rma::flavor flavor() const;
-  memory_model model() const;         // unified (MEM-1, MEM-5)
+  // unified when the transport keeps one copy of exposed memory (its caps().unified_memory:
+  // shm, node memory), else separate; the same for the window's life (MEM-1, MEM-5).
+  memory_model model() const;
   oneside::group group() const;       // a copy of the window's group (WIN-20)
   const oneside::team& team() const;  // the window's own team (a private copy of the creator's)
   std::uint64_t id() const;

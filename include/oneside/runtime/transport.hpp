@@ -121,6 +121,13 @@ class completion {
   std::vector<pending> pending_;
 };
 
+// For put/get/putv/getv only: track nothing, and let the operation complete (origin buffer
+// reusable, a get's data in place, the effect visible at the target) at this process's next
+// flush_local/flush of that target or flush_local_all/flush_all — MPI's rule for MPI_Put and
+// MPI_Get, which lets a network transport keep many operations in flight without copying.
+// The caller keeps the buffer untouched until then.
+completion* deferred() noexcept;
+
 namespace detail {
 // What segment and exposure share: a move-only handle on memory of this rank; the derived
 // class's destructor hands it back to the transport that made it.

@@ -146,13 +146,6 @@ class cma_batch {
   std::vector<iovec> remote_;
 };
 
-// An atomic on memory only its owner can reach: shipped to the owner's agent.
-struct amo_request {
-  std::uintptr_t addr;
-  std::uintptr_t result_addr;  // in the origin's address space; 0: no result wanted
-  amo_args args;
-};
-
 }  // namespace
 
 // ---- setup and teardown ---------------------------------------------------------------
@@ -184,17 +177,7 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
   caps_.max_inline_put = SIZE_MAX;
   caps_.max_am_payload = opts_.am_slot_bytes - am_header_bytes;
 
-  amo_handler_ = register_am_handler(
-      "oneside.shm.amo", [](backend& t, rank_t source, std::span<const std::byte> payload) {
-        amo_request req;
-        std::memcpy(&req, payload.data(), sizeof req);
-        std::uint64_t old = 0;
-        detail::amo_apply(reinterpret_cast<void*>(req.addr), req.args, &old);
-        if (req.result_addr != 0) {
-          t.put(source, req.result_addr,
-                std::as_bytes(std::span(&old, 1)).first(amo_type_size(req.args.type)));
-        }
-      });
+  amo_handler_ = register_am_handler("oneside.shm.amo", &detail::apply_amo_message);
 
   const ctl_layout layout = ctl_layout::of(size_, opts_.am_slots, opts_.am_slot_bytes);
   own_ctl_object_ =
@@ -600,7 +583,7 @@ void shm::amo(rank_t dst, std::uintptr_t addr, const amo_args& args, void* resul
     detail::amo_apply(p, args, result);
     return;
   }
-  amo_request req{addr, reinterpret_cast<std::uintptr_t>(result), args};
+  detail::amo_request req{addr, reinterpret_cast<std::uintptr_t>(result), args};
   if (c != nullptr || result == nullptr) {
     am_send(dst, amo_handler_, std::as_bytes(std::span(&req, 1)), c);
     return;
@@ -757,7 +740,12 @@ void shm::apply_message(am_slot_header& s) noexcept {
     std::abort();
   }
   try {
-    fn(*this, s.source, std::span<const std::byte>(own_.payload(s), s.len));
+    const std::span<const std::byte> payload(own_.payload(s), s.len);
+    if (opts_.outer != nullptr) {
+      fn(*opts_.outer, opts_.world_ranks[static_cast<std::size_t>(s.source)], payload);
+    } else {
+      fn(*this, s.source, payload);
+    }
   } catch (const std::exception& e) {
     // Origins check arguments before sending, so a failing handler is a broken invariant.
     std::fprintf(stderr, "oneside: rank %d: active message from rank %d failed: %s; aborting\n",

@@ -17,6 +17,7 @@
 
 #include <oneside/runtime/transport.hpp>
 
+#include "transport/runtime_backend.hpp"
 #include "transport/shm/ctl_block.hpp"
 #include "transport/shm/shm_object.hpp"
 
@@ -26,7 +27,7 @@ class bootstrap;
 
 namespace oneside::transport {
 
-class shm final : public backend {
+class shm final : public runtime_backend {
  public:
   struct options {
     std::size_t am_slots = 256;
@@ -35,6 +36,10 @@ class shm final : public backend {
     bool remap_user_memory = true;       // expose() moves user pages into shared memory
     std::int64_t agent_spin_ns = 50000;  // polling after a message before the agent sleeps
     bool load_store = true;              // false: peers are remote (ONESIDE_SHM_LOAD_STORE=0)
+    // Inside another transport (the MPI transport's node peers): handlers of active messages
+    // get that transport and the sender's rank in it (world_ranks[rank of this transport]).
+    backend* outer = nullptr;
+    std::vector<rank_t> world_ranks;
   };
 
   // Collective over the bootstrap's ranks: creates this rank's control block, maps every
@@ -44,10 +49,10 @@ class shm final : public backend {
 
   // Collective: completes everything this rank issued, waits for every rank, stops the agent
   // and releases all shared memory of this rank. Later calls fail with error(not_open).
-  void close();
+  void close() override;
   // Local teardown for a rank that is failing: stops the agent and releases this rank's shared
   // memory without waiting for anyone. Later calls fail with error(not_open).
-  void abandon() noexcept;
+  void abandon() noexcept override;
 
   std::string_view name() const noexcept override { return "shm"; }
   const transport_caps& caps() const noexcept override { return caps_; }

@@ -1,0 +1,1116 @@
+// The MPI transport. See mpi_transport.hpp for the design.
+#include "transport/mpi/mpi_transport.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <pthread.h>
+#include <sched.h>
+#include <string>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <mpi.h>
+
+#include <oneside/runtime/wait.hpp>
+
+#include "bootstrap/bootstrap.hpp"
+#include "error/check.hpp"
+#include "transport/am_registry.hpp"
+#include "transport/amo_local.hpp"
+
+namespace oneside::transport {
+namespace {
+
+using oneside::detail::raise;
+
+// Messages on the transport's communicator.
+enum message_tag : int { tag_am = 1, tag_ack = 2, tag_wake = 3 };
+
+struct am_header {
+  std::uint32_t handler;
+  std::uint32_t reserved;
+  std::uint64_t ticket;
+};
+struct ack_header {
+  std::uint64_t ticket;
+  std::uint32_t pieces;  // reply pieces that follow: (address, length) and the bytes
+  std::uint32_t reserved;
+};
+struct reply_piece {
+  std::uint64_t addr;
+  std::uint64_t len;
+};
+// Completion entries: the top two bits of the ticket say what is pending.
+constexpr unsigned kind_shift = 62;
+constexpr std::uint64_t kind_node = 0;     // the node transport's ticket
+constexpr std::uint64_t kind_am = 1;       // an active message to a remote rank
+constexpr std::uint64_t kind_request = 2;  // an MPI request (MPI_Rput/MPI_Rget)
+constexpr std::uint64_t ticket_mask = (std::uint64_t{1} << kind_shift) - 1;
+constexpr std::uint64_t make_ticket(std::uint64_t kind, std::uint64_t value) noexcept {
+  return (kind << kind_shift) | (value & ticket_mask);
+}
+
+// Puts with a null completion up to this size are copied and stay in flight; larger ones are
+// completed locally before the call returns.
+constexpr std::size_t stage_limit = 16 * 1024;
+// Segments come out of chunks of at least this size (virtual: pages are used when touched).
+constexpr std::size_t chunk_bytes = std::size_t{64} << 20;
+// MPI counts are int: larger transfers go in pieces.
+constexpr std::size_t max_piece = std::size_t{1} << 30;
+
+std::int64_t now_ns() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+[[noreturn]] void mpi_failed(int rc, std::string_view call, rank_t target) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  int cls = 0;
+  MPI_Error_class(rc, &cls);
+  // Bad addresses and ranges are the caller's; anything else is the transport's.
+  const bool caller = cls == MPI_ERR_RMA_RANGE || cls == MPI_ERR_DISP || cls == MPI_ERR_ARG ||
+                      cls == MPI_ERR_COUNT || cls == MPI_ERR_RMA_ATTACH;
+  std::string what = "MPI failed: ";
+  what.append(text, static_cast<std::size_t>(len));
+  raise(caller ? error_class::arg : error_class::intern, {.call = call, .target = target}, what);
+}
+
+inline void check(int rc, std::string_view call, rank_t target = no_rank) {
+  if (rc != MPI_SUCCESS) [[unlikely]] {
+    mpi_failed(rc, call, target);
+  }
+}
+
+// The bootstrap of the node's shm transport: the ranks of one node, over MPI.
+class node_bootstrap final : public oneside::detail::bootstrap {
+ public:
+  node_bootstrap(MPI_Comm comm, std::string job) : comm_(comm), job_(std::move(job)) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  std::string_view kind() const noexcept override { return "mpi-node"; }
+  rank_t rank() const noexcept override { return rank_; }
+  int size() const noexcept override { return size_; }
+  rank_t local_rank() const noexcept override { return rank_; }
+  int local_size() const noexcept override { return size_; }
+  const std::string& job_id() const noexcept override { return job_; }
+  void allgather(const void* in, void* out, std::size_t bytes) override {
+    check(MPI_Allgather(in, static_cast<int>(bytes), MPI_BYTE, out, static_cast<int>(bytes),
+                        MPI_BYTE, comm_),
+          "runtime");
+  }
+  void barrier() override { check(MPI_Barrier(comm_), "runtime"); }
+
+ private:
+  MPI_Comm comm_;
+  std::string job_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// While this rank's dispatch runs a handler: puts to the message's source travel back in the
+// acknowledgement (one message instead of a put, a flush and a message).
+struct reply_capture {
+  const void* transport;
+  rank_t source;
+  std::vector<std::byte> bytes;
+  std::uint32_t pieces = 0;
+  bool touched_others = false;  // the handler also moved data elsewhere: flush before the ack
+};
+thread_local reply_capture* t_capture = nullptr;
+
+class mpi_backend final : public runtime_backend {
+ public:
+  mpi_backend(oneside::detail::bootstrap& boot, const mpi_options& opts);
+  ~mpi_backend() override { abandon(); }
+
+  void close() override;
+  void abandon() noexcept override;
+
+  std::string_view name() const noexcept override { return name_; }
+  const transport_caps& caps() const noexcept override { return caps_; }
+  rank_t rank() const noexcept override { return rank_; }
+  int size() const noexcept override { return size_; }
+  std::span<const rank_t> node_ranks() const noexcept override { return node_ranks_; }
+
+  segment allocate_segment(std::size_t bytes) override;
+  exposure expose(void* base, std::size_t bytes) override;
+
+  void put(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src, completion* c) override;
+  void get(rank_t src, std::uintptr_t addr, std::span<std::byte> dst, completion* c) override;
+  void putv(rank_t dst, std::span<const const_iov> local, std::span<const remote_iov> remote,
+            completion* c) override;
+  void getv(rank_t src, std::span<const mutable_iov> local, std::span<const remote_iov> remote,
+            completion* c) override;
+  void amo(rank_t dst, std::uintptr_t addr, const amo_args& args, void* result,
+           completion* c) override;
+
+  void flush(rank_t target) override;
+  void flush_all() override;
+  void flush_local(rank_t target) override;
+  void flush_local_all() override;
+  bool test(completion& c) override;
+  void wait(completion& c) override;
+
+  void* direct(rank_t r, std::uintptr_t addr, std::size_t len) noexcept override {
+    if (r == rank_) return reinterpret_cast<void*>(addr);
+    if (r < 0 || r >= size_ || local_of_[static_cast<std::size_t>(r)] < 0) return nullptr;
+    return node_->direct(local_of_[static_cast<std::size_t>(r)], addr, len);
+  }
+  pinned pin(rank_t r, std::uintptr_t addr, std::size_t len) override {
+    check_rank(r, "pin");
+    if (local_of_[static_cast<std::size_t>(r)] < 0) return {};
+    return node_->pin(local_of_[static_cast<std::size_t>(r)], addr, len);
+  }
+  void am_send(rank_t dst, am_handler_id handler, std::span<const std::byte> payload,
+               completion* c) override;
+  void progress() override {
+    node_->progress();
+    poll();
+  }
+  void wake(rank_t r) noexcept override;
+  void wake(std::span<const rank_t> ranks) noexcept override;
+  oneside::detail::doorbell& local_doorbell() noexcept override { return node_->local_doorbell(); }
+  void release(segment& s) noexcept override;
+  void release(exposure& e) noexcept override;
+
+ private:
+  struct peer {
+    std::mutex send_mutex;  // orders tickets with the sends that carry them
+    std::atomic<std::uint64_t> issued{0};
+    std::atomic<std::uint64_t> acked{0};
+    std::mutex stage_mutex;  // orders staging and MPI_Put with the flushes that free copies
+    std::vector<std::unique_ptr<std::byte[]>> staged;
+  };
+  struct piece {
+    std::size_t len;
+    int refs;
+  };
+  // Segments are carved out of large chunks of the node transport's memory, each attached to
+  // the window once: MPI engines limit the attachments of a dynamic window (Open MPI's osc
+  // ucx: 32 per rank), and one attachment serves many segments.
+  struct chunk {
+    segment memory;
+    std::map<std::uintptr_t, std::size_t> free;  // page-aligned free ranges, coalesced
+  };
+  struct carved {
+    std::size_t chunk;  // index into chunks_
+    std::uintptr_t base;
+    std::size_t len;
+  };
+
+  peer& peer_of(rank_t r) noexcept { return peers_[static_cast<std::size_t>(r)]; }
+  int local_of(rank_t r) const noexcept { return local_of_[static_cast<std::size_t>(r)]; }
+  void check_rank(rank_t r, std::string_view call) const {
+    if (r < 0 || r >= size_) [[unlikely]] {
+      raise(error_class::rank, {.call = call, .target = r},
+            "rank " + std::to_string(r) + " is not in [0, " + std::to_string(size_) + ")");
+    }
+    if (closed_.load(std::memory_order_relaxed)) [[unlikely]] {
+      raise(error_class::not_open, {.call = call}, "the transport of a closed runtime was used");
+    }
+  }
+  // Runs f(node rank, completion) on the node transport, translating its tickets into c.
+  template <class F>
+  void on_node(rank_t world, completion* c, F&& f) {
+    const int l = local_of(world);
+    if (c == nullptr || c == deferred()) {
+      f(l, c);
+      return;
+    }
+    completion mine;
+    f(l, &mine);
+    for (const auto& e : mine.entries())
+      c->entries().push_back({world, make_ticket(kind_node, e.ticket)});
+  }
+  void track(completion& c, rank_t target, MPI_Request req) {
+    c.entries().push_back({target, make_ticket(kind_request, reinterpret_cast<std::uintptr_t>(
+                                                                 new MPI_Request(req)))});
+  }
+  bool capture_reply(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src) {
+    reply_capture* cap = t_capture;
+    if (cap == nullptr || cap->transport != this) return false;
+    if (dst != cap->source) {
+      cap->touched_others = true;
+      return false;
+    }
+    const reply_piece p{addr, src.size()};
+    const auto* pb = reinterpret_cast<const std::byte*>(&p);
+    cap->bytes.insert(cap->bytes.end(), pb, pb + sizeof p);
+    cap->bytes.insert(cap->bytes.end(), src.begin(), src.end());
+    ++cap->pieces;
+    return true;
+  }
+  void mpi_put(const void* src, std::size_t n, rank_t dst, std::uintptr_t addr,
+               std::string_view call);
+  void mpi_get(void* dst, std::size_t n, rank_t src, std::uintptr_t addr, std::string_view call);
+  void release_staged(rank_t target, std::vector<std::unique_ptr<std::byte[]>>& out);
+  void send(rank_t dst, int tag, std::unique_ptr<std::byte[]> buf, std::size_t bytes);
+  void reap_sends();
+  bool poll() noexcept;
+  void handle(rank_t source, int tag, std::span<const std::byte> msg);
+  void await_acks(rank_t target);
+  void progress_main() noexcept;
+  void stop_progress() noexcept;
+  void attach(std::uint64_t id, void* base, std::size_t bytes);
+  std::uintptr_t carve(std::size_t bytes, std::size_t& chunk_index);
+  void detach(std::uint64_t id) noexcept;
+
+  oneside::detail::bootstrap& boot_;
+  mpi_options opts_;
+  rank_t rank_;
+  int size_;
+  std::string name_;
+  transport_caps caps_{};
+  MPI_Comm am_comm_ = MPI_COMM_NULL;
+  MPI_Comm win_comm_ = MPI_COMM_NULL;
+  MPI_Comm node_comm_ = MPI_COMM_NULL;
+  MPI_Win win_ = MPI_WIN_NULL;
+  std::vector<int> local_of_;       // world rank -> node rank, or -1 for a remote rank
+  std::vector<rank_t> node_ranks_;  // world ranks of the node, ascending
+  std::unique_ptr<node_bootstrap> node_boot_;
+  std::unique_ptr<shm> node_;
+  std::unique_ptr<peer[]> peers_;
+  am_handler_id amo_handler_ = 0;
+
+  std::mutex memory_mutex_;  // chunks_, carved_, exposures_, pieces_, pieces_of_
+  std::vector<std::unique_ptr<chunk>> chunks_;
+  std::map<std::uint64_t, carved> carved_;          // this transport's segments, by id
+  std::uint64_t next_id_ = std::uint64_t{1} << 48;  // apart from the node transport's ids
+  std::map<std::uint64_t, exposure> exposures_;     // the node transport's, by id
+  std::map<std::uintptr_t, piece> pieces_;          // attached to the window; never overlapping
+  std::map<std::uint64_t, std::vector<std::uintptr_t>> pieces_of_;
+
+  std::mutex poll_mutex_;  // one thread receives and dispatches at a time (handler order)
+  std::vector<std::byte> rx_;
+  std::mutex sends_mutex_;
+  std::vector<MPI_Request> send_requests_;
+  std::vector<std::unique_ptr<std::byte[]>> send_buffers_;
+
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> closed_{false};
+  std::thread progress_;
+  // Threads of this rank inside MPI one-sided calls: they progress MPI themselves, and the
+  // progress thread polling meanwhile would only fight them for the engine's locks.
+  std::atomic<int> in_mpi_{0};
+  struct in_mpi {
+    explicit in_mpi(std::atomic<int>& n) noexcept : n_(n) {
+      n_.fetch_add(1, std::memory_order_relaxed);
+    }
+    ~in_mpi() { n_.fetch_sub(1, std::memory_order_relaxed); }
+    in_mpi(const in_mpi&) = delete;
+    in_mpi& operator=(const in_mpi&) = delete;
+    std::atomic<int>& n_;
+  };
+};
+
+mpi_backend::mpi_backend(oneside::detail::bootstrap& boot, const mpi_options& opts)
+    : boot_(boot), opts_(opts), rank_(boot.rank()), size_(boot.size()) {
+  check(MPI_Comm_dup(MPI_COMM_WORLD, &am_comm_), "runtime");
+  MPI_Comm_set_errhandler(am_comm_, MPI_ERRORS_RETURN);
+  check(MPI_Comm_dup(MPI_COMM_WORLD, &win_comm_), "runtime");
+  MPI_Comm_set_errhandler(win_comm_, MPI_ERRORS_RETURN);
+  // The node: ranks that share memory, or this rank alone when every peer is to be remote.
+  if (opts_.every_peer_remote) {
+    check(MPI_Comm_split(am_comm_, rank_, 0, &node_comm_), "runtime");
+  } else if (opts_.ranks_per_node > 0) {
+    // Pretended nodes of consecutive ranks, within the real ones (memory must be shared).
+    MPI_Comm real = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(am_comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &real),
+          "runtime");
+    check(MPI_Comm_split(real, rank_ / opts_.ranks_per_node, rank_, &node_comm_), "runtime");
+    MPI_Comm_free(&real);
+  } else {
+    check(MPI_Comm_split_type(am_comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_),
+          "runtime");
+  }
+  int node_size = 1;
+  MPI_Comm_size(node_comm_, &node_size);
+  node_ranks_.resize(static_cast<std::size_t>(node_size));
+  check(MPI_Allgather(&rank_, 1, MPI_INT, node_ranks_.data(), 1, MPI_INT, node_comm_), "runtime");
+  local_of_.assign(static_cast<std::size_t>(size_), -1);
+  for (int i = 0; i < node_size; ++i)
+    local_of_[static_cast<std::size_t>(node_ranks_[static_cast<std::size_t>(i)])] = i;
+  name_ = opts_.every_peer_remote ? "mpi" : "mpi+shm";
+
+  // The node's shm transport: its objects are named per node (nodes may share /dev/shm when
+  // they are namespaces of one machine), its handlers see this transport and world ranks.
+  node_boot_ = std::make_unique<node_bootstrap>(
+      node_comm_, boot.job_id() + "n" + std::to_string(node_ranks_.front()));
+  shm::options node_opts = opts_.node;
+  node_opts.outer = this;
+  node_opts.world_ranks = node_ranks_;
+  node_ = std::make_unique<shm>(*node_boot_, node_opts);
+  peers_ = std::make_unique<peer[]>(static_cast<std::size_t>(size_));
+
+  amo_handler_ = register_am_handler("oneside.mpi.amo", &detail::apply_amo_message);
+
+  // One dynamic window for the job, locked for the transport's life.
+  check(MPI_Win_create_dynamic(MPI_INFO_NULL, win_comm_, &win_), "runtime");
+  MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN);
+  check(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), "runtime");
+  int* model = nullptr;
+  int found = 0;
+  MPI_Win_get_attr(win_, MPI_WIN_MODEL, &model, &found);
+
+  caps_ = node_->caps();
+  caps_.atomics_coherent_with_cpu = true;  // remote atomics run at the owner, on the CPU
+  caps_.max_inline_put = stage_limit;
+  caps_.unified_memory = found != 0 && model != nullptr && *model == MPI_WIN_UNIFIED;
+
+  progress_ = std::thread([this] { progress_main(); });
+  boot_.barrier();
+}
+
+// ---- lifetime -------------------------------------------------------------------------
+
+void mpi_backend::stop_progress() noexcept {
+  if (!progress_.joinable()) return;
+  stop_.store(true, std::memory_order_release);
+  progress_.join();
+}
+
+void mpi_backend::close() {
+  if (closed_.load(std::memory_order_acquire)) return;
+  flush_all();
+  check(MPI_Barrier(am_comm_), "runtime");  // nobody sends to this rank any more
+  stop_progress();
+  while (poll()) {
+  }
+  {
+    std::lock_guard lock(sends_mutex_);
+    MPI_Waitall(static_cast<int>(send_requests_.size()), send_requests_.data(),
+                MPI_STATUSES_IGNORE);
+    send_requests_.clear();
+    send_buffers_.clear();
+  }
+  MPI_Win_unlock_all(win_);
+  {
+    std::lock_guard lock(memory_mutex_);
+    for (const auto& [base, p] : pieces_) MPI_Win_detach(win_, reinterpret_cast<void*>(base));
+    pieces_.clear();
+    pieces_of_.clear();
+  }
+  MPI_Win_free(&win_);
+  closed_.store(true, std::memory_order_release);
+  {
+    std::lock_guard lock(memory_mutex_);
+    carved_.clear();
+    chunks_.clear();
+    exposures_.clear();
+  }
+  node_->close();
+  MPI_Comm_free(&node_comm_);
+  MPI_Comm_free(&win_comm_);
+  MPI_Comm_free(&am_comm_);
+}
+
+void mpi_backend::abandon() noexcept {
+  if (closed_.exchange(true, std::memory_order_acq_rel)) return;
+  stop_progress();
+  boot_.abandon();
+  {
+    std::lock_guard lock(memory_mutex_);
+    carved_.clear();
+    chunks_.clear();
+    exposures_.clear();
+  }
+  node_->abandon();
+}
+
+// ---- memory ---------------------------------------------------------------------------
+
+void mpi_backend::attach(std::uint64_t id, void* base, std::size_t bytes) {
+  std::vector<std::uintptr_t> held;
+  if (bytes > 0) {
+    // MPI forbids overlapping attachments: attach the gaps between pieces already there and
+    // share those (counted) with the handles that attached them.
+    std::uintptr_t at = reinterpret_cast<std::uintptr_t>(base);
+    const std::uintptr_t end = at + bytes;
+    auto it = pieces_.upper_bound(at);
+    if (it != pieces_.begin() && std::prev(it)->first + std::prev(it)->second.len > at) --it;
+    while (at < end) {
+      if (it != pieces_.end() && it->first <= at) {
+        ++it->second.refs;
+        held.push_back(it->first);
+        at = it->first + it->second.len;
+        ++it;
+        continue;
+      }
+      const std::uintptr_t gap_end = it != pieces_.end() ? std::min(end, it->first) : end;
+      const int rc =
+          MPI_Win_attach(win_, reinterpret_cast<void*>(at), static_cast<MPI_Aint>(gap_end - at));
+      if (rc != MPI_SUCCESS) {
+        for (std::uintptr_t b : held) {
+          if (--pieces_[b].refs == 0) {
+            MPI_Win_detach(win_, reinterpret_cast<void*>(b));
+            pieces_.erase(b);
+          }
+        }
+        if (rc != MPI_SUCCESS) {
+          raise(error_class::intern, {.call = "expose"},
+                "the MPI engine refused to attach more memory to the job's dynamic window (" +
+                    std::to_string(pieces_.size()) +
+                    " ranges attached; Open MPI's osc ucx allows 32 per rank): windows over "
+                    "memory oneside did not allocate (create, attach) each need one while they "
+                    "live");
+        }
+      }
+      pieces_.emplace_hint(it, at, piece{gap_end - at, 1});
+      held.push_back(at);
+      at = gap_end;
+    }
+  }
+  pieces_of_[id] = std::move(held);
+}
+
+// Pieces stay attached when their last user goes (until the transport closes): Open MPI
+// 4.1.4's osc ucx loses track of its attachments when regions are detached and others then
+// attached below them (its attach then fails with fewer than its 32 regions in use), and a
+// window made again over the same memory reuses the piece.
+void mpi_backend::detach(std::uint64_t id) noexcept {
+  auto it = pieces_of_.find(id);
+  if (it == pieces_of_.end()) return;
+  for (std::uintptr_t b : it->second) {
+    auto p = pieces_.find(b);
+    if (p != pieces_.end() && p->second.refs > 0) --p->second.refs;
+  }
+  pieces_of_.erase(it);
+}
+
+// First fit over the chunks' free ranges; a new chunk (attached once) when none fits.
+std::uintptr_t mpi_backend::carve(std::size_t bytes, std::size_t& chunk_index) {
+  for (std::size_t i = 0; i < chunks_.size(); ++i) {
+    auto& free = chunks_[i]->free;
+    for (auto it = free.begin(); it != free.end(); ++it) {
+      if (it->second < bytes) continue;
+      const std::uintptr_t at = it->first;
+      const std::size_t left = it->second - bytes;
+      free.erase(it);
+      if (left > 0) free.emplace(at + bytes, left);
+      chunk_index = i;
+      return at;
+    }
+  }
+  auto c = std::make_unique<chunk>();
+  c->memory = node_->allocate_segment(std::max(bytes, chunk_bytes));
+  const std::size_t len = std::max(bytes, chunk_bytes);
+  attach(c->memory.id(), c->memory.base(), len);
+  const std::uintptr_t at = c->memory.address();
+  if (len > bytes) c->free.emplace(at + bytes, len - bytes);
+  chunks_.push_back(std::move(c));
+  chunk_index = chunks_.size() - 1;
+  return at;
+}
+
+segment mpi_backend::allocate_segment(std::size_t bytes) {
+  check_rank(rank_, "allocate_segment");
+  if (bytes == 0) return segment(this, nullptr, 0, 0);
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t rounded = (bytes + page - 1) & ~(page - 1);
+  std::lock_guard lock(memory_mutex_);
+  std::size_t index = 0;
+  const std::uintptr_t at = carve(rounded, index);
+  const std::uint64_t id = next_id_++;
+  carved_.emplace(id, carved{index, at, rounded});
+  return segment(this, reinterpret_cast<void*>(at), bytes, id);
+}
+
+exposure mpi_backend::expose(void* base, std::size_t bytes) {
+  check_rank(rank_, "expose");
+  exposure e = node_->expose(base, bytes);
+  const std::uint64_t id = e.id();
+  std::lock_guard lock(memory_mutex_);
+  attach(id, base, bytes);
+  exposures_.emplace(id, std::move(e));
+  return exposure(this, base, bytes, id);
+}
+
+void mpi_backend::release(segment& s) noexcept {
+  if (closed_.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(memory_mutex_);
+  auto it = carved_.find(s.id());
+  if (it == carved_.end()) return;
+  const carved c = it->second;
+  carved_.erase(it);
+  // Give the pages back (shared memory reads as zeros afterwards: segments start zeroed),
+  // then return the range to its chunk, merged with free neighbours.
+  ::madvise(reinterpret_cast<void*>(c.base), c.len, MADV_REMOVE);
+  auto& free = chunks_[c.chunk]->free;
+  std::uintptr_t base = c.base;
+  std::size_t len = c.len;
+  auto next = free.lower_bound(base);
+  if (next != free.end() && next->first == base + len) {
+    len += next->second;
+    next = free.erase(next);
+  }
+  if (next != free.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == base) {
+      base = prev->first;
+      len += prev->second;
+      free.erase(prev);
+    }
+  }
+  free.emplace(base, len);
+}
+
+void mpi_backend::release(exposure& e) noexcept {
+  if (closed_.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(memory_mutex_);
+  detach(e.id());
+  exposures_.erase(e.id());
+}
+
+// ---- data movement --------------------------------------------------------------------
+
+void mpi_backend::mpi_put(const void* src, std::size_t n, rank_t dst, std::uintptr_t addr,
+                          std::string_view call) {
+  const auto* p = static_cast<const std::byte*>(src);
+  for (std::size_t done = 0; done < n; done += max_piece) {
+    const int k = static_cast<int>(std::min(max_piece, n - done));
+    check(
+        MPI_Put(p + done, k, MPI_BYTE, dst, static_cast<MPI_Aint>(addr + done), k, MPI_BYTE, win_),
+        call, dst);
+  }
+}
+
+void mpi_backend::mpi_get(void* dst, std::size_t n, rank_t src, std::uintptr_t addr,
+                          std::string_view call) {
+  auto* p = static_cast<std::byte*>(dst);
+  for (std::size_t done = 0; done < n; done += max_piece) {
+    const int k = static_cast<int>(std::min(max_piece, n - done));
+    check(
+        MPI_Get(p + done, k, MPI_BYTE, src, static_cast<MPI_Aint>(addr + done), k, MPI_BYTE, win_),
+        call, src);
+  }
+}
+
+void mpi_backend::put(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src,
+                      completion* c) {
+  check_rank(dst, "put");
+  if (local_of(dst) >= 0) {
+    on_node(dst, c, [&](rank_t l, completion* lc) { node_->put(l, addr, src, lc); });
+    return;
+  }
+  const in_mpi busy(in_mpi_);
+  if (src.empty() || capture_reply(dst, addr, src)) return;
+  if (c == deferred()) {
+    mpi_put(src.data(), src.size(), dst, addr, "put");
+  } else if (c != nullptr && src.size() <= max_piece) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    check(MPI_Rput(src.data(), static_cast<int>(src.size()), MPI_BYTE, dst,
+                   static_cast<MPI_Aint>(addr), static_cast<int>(src.size()), MPI_BYTE, win_, &req),
+          "put", dst);
+    track(*c, dst, req);
+  } else if (src.size() <= stage_limit) {
+    // Locally complete at once: the bytes travel from a copy, freed at the next flush.
+    peer& p = peer_of(dst);
+    auto copy = std::make_unique<std::byte[]>(src.size());
+    std::memcpy(copy.get(), src.data(), src.size());
+    std::lock_guard lock(p.stage_mutex);
+    mpi_put(copy.get(), src.size(), dst, addr, "put");
+    p.staged.push_back(std::move(copy));
+  } else {
+    mpi_put(src.data(), src.size(), dst, addr, "put");
+    check(MPI_Win_flush_local(dst, win_), "put", dst);
+  }
+}
+
+void mpi_backend::get(rank_t src, std::uintptr_t addr, std::span<std::byte> dst, completion* c) {
+  check_rank(src, "get");
+  if (local_of(src) >= 0) {
+    on_node(src, c, [&](rank_t l, completion* lc) { node_->get(l, addr, dst, lc); });
+    return;
+  }
+  const in_mpi busy(in_mpi_);
+  if (dst.empty()) return;
+  if (c == deferred()) {
+    mpi_get(dst.data(), dst.size(), src, addr, "get");
+  } else if (c != nullptr && dst.size() <= max_piece) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    check(MPI_Rget(dst.data(), static_cast<int>(dst.size()), MPI_BYTE, src,
+                   static_cast<MPI_Aint>(addr), static_cast<int>(dst.size()), MPI_BYTE, win_, &req),
+          "get", src);
+    track(*c, src, req);
+  } else {
+    mpi_get(dst.data(), dst.size(), src, addr, "get");
+    check(MPI_Win_flush_local(src, win_), "get", src);
+  }
+}
+
+namespace {
+// An hindexed MPI datatype over byte pieces: absolute addresses (origin, with MPI_BOTTOM) or
+// offsets from the lowest address (target).
+struct byte_layout {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  ~byte_layout() {
+    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+  }
+};
+
+template <class Iov>
+void make_layout(std::span<const Iov> pieces, std::uintptr_t origin, byte_layout& out,
+                 std::string_view call) {
+  std::vector<int> lens;
+  std::vector<MPI_Aint> disps;
+  for (const auto& p : pieces) {
+    std::uintptr_t at;
+    if constexpr (std::is_same_v<Iov, remote_iov>) {
+      at = p.addr;
+    } else {
+      at = reinterpret_cast<std::uintptr_t>(p.base);
+    }
+    for (std::size_t done = 0; done < p.len; done += max_piece) {
+      lens.push_back(static_cast<int>(std::min(max_piece, p.len - done)));
+      disps.push_back(static_cast<MPI_Aint>(at + done - origin));
+    }
+  }
+  check(MPI_Type_create_hindexed(static_cast<int>(lens.size()), lens.data(), disps.data(), MPI_BYTE,
+                                 &out.type),
+        call);
+  check(MPI_Type_commit(&out.type), call);
+}
+
+template <class Iov>
+std::size_t stream_bytes(std::span<const Iov> v) noexcept {
+  std::size_t n = 0;
+  for (const auto& p : v) n += p.len;
+  return n;
+}
+}  // namespace
+
+void mpi_backend::putv(rank_t dst, std::span<const const_iov> local,
+                       std::span<const remote_iov> remote, completion* c) {
+  check_rank(dst, "putv");
+  if (local_of(dst) >= 0) {
+    on_node(dst, c, [&](rank_t l, completion* lc) { node_->putv(l, local, remote, lc); });
+    return;
+  }
+  const in_mpi busy(in_mpi_);
+  const std::size_t n = stream_bytes(local);
+  ONESIDE_CHECK(n == stream_bytes(remote), error_class::arg, {.call = "putv", .target = dst},
+                "local and remote byte counts differ");
+  if (n == 0) return;
+  if (remote.size() == 1 && local.size() == 1) {
+    put(dst, remote[0].addr, std::span(local[0].base, local[0].len), c);
+    return;
+  }
+  std::uintptr_t lowest = UINTPTR_MAX;
+  for (const auto& r : remote) {
+    if (r.len > 0) lowest = std::min(lowest, r.addr);
+  }
+  const bool reply = t_capture != nullptr && t_capture->transport == this;
+  if ((c == nullptr && n <= stage_limit) || (reply && dst == t_capture->source)) {
+    auto copy = std::make_unique<std::byte[]>(n);
+    std::size_t at = 0;
+    for (const auto& l : local) {
+      std::memcpy(copy.get() + at, l.base, l.len);
+      at += l.len;
+    }
+    if (reply && dst == t_capture->source) {
+      at = 0;
+      for (const auto& r : remote) {
+        capture_reply(dst, r.addr, std::span<const std::byte>(copy.get() + at, r.len));
+        at += r.len;
+      }
+      return;
+    }
+    byte_layout target;
+    make_layout(remote, lowest, target, "putv");
+    peer& p = peer_of(dst);
+    std::lock_guard lock(p.stage_mutex);
+    check(MPI_Put(copy.get(), static_cast<int>(n), MPI_BYTE, dst, static_cast<MPI_Aint>(lowest), 1,
+                  target.type, win_),
+          "putv", dst);
+    p.staged.push_back(std::move(copy));
+    return;
+  }
+  if (reply) t_capture->touched_others = true;
+  byte_layout target;
+  make_layout(remote, lowest, target, "putv");
+  byte_layout origin;
+  make_layout(local, 0, origin, "putv");
+  if (c != nullptr && c != deferred()) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    check(MPI_Rput(MPI_BOTTOM, 1, origin.type, dst, static_cast<MPI_Aint>(lowest), 1, target.type,
+                   win_, &req),
+          "putv", dst);
+    track(*c, dst, req);
+    return;
+  }
+  check(
+      MPI_Put(MPI_BOTTOM, 1, origin.type, dst, static_cast<MPI_Aint>(lowest), 1, target.type, win_),
+      "putv", dst);
+  if (c == nullptr) check(MPI_Win_flush_local(dst, win_), "putv", dst);
+}
+
+void mpi_backend::getv(rank_t src, std::span<const mutable_iov> local,
+                       std::span<const remote_iov> remote, completion* c) {
+  check_rank(src, "getv");
+  if (local_of(src) >= 0) {
+    on_node(src, c, [&](rank_t l, completion* lc) { node_->getv(l, local, remote, lc); });
+    return;
+  }
+  const in_mpi busy(in_mpi_);
+  const std::size_t n = stream_bytes(local);
+  ONESIDE_CHECK(n == stream_bytes(remote), error_class::arg, {.call = "getv", .target = src},
+                "local and remote byte counts differ");
+  if (n == 0) return;
+  if (remote.size() == 1 && local.size() == 1) {
+    get(src, remote[0].addr, std::span(local[0].base, local[0].len), c);
+    return;
+  }
+  std::uintptr_t lowest = UINTPTR_MAX;
+  for (const auto& r : remote) {
+    if (r.len > 0) lowest = std::min(lowest, r.addr);
+  }
+  byte_layout target;
+  make_layout(remote, lowest, target, "getv");
+  byte_layout origin;
+  make_layout(local, 0, origin, "getv");
+  if (c != nullptr && c != deferred()) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    check(MPI_Rget(MPI_BOTTOM, 1, origin.type, src, static_cast<MPI_Aint>(lowest), 1, target.type,
+                   win_, &req),
+          "getv", src);
+    track(*c, src, req);
+    return;
+  }
+  check(
+      MPI_Get(MPI_BOTTOM, 1, origin.type, src, static_cast<MPI_Aint>(lowest), 1, target.type, win_),
+      "getv", src);
+  if (c == nullptr) check(MPI_Win_flush_local(src, win_), "getv", src);
+}
+
+void mpi_backend::amo(rank_t dst, std::uintptr_t addr, const amo_args& args, void* result,
+                      completion* c) {
+  check_rank(dst, "amo");
+  if (local_of(dst) >= 0) {
+    on_node(dst, c, [&](rank_t l, completion* lc) { node_->amo(l, addr, args, result, lc); });
+    return;
+  }
+  const std::size_t n = amo_type_size(args.type);
+  ONESIDE_CHECK(detail::amo_is_defined(args.op, args.type), error_class::op,
+                {.call = "amo", .target = dst},
+                "bitwise atomics are not defined on floating point");
+  ONESIDE_CHECK(addr % n == 0, error_class::arg, {.call = "amo", .target = dst},
+                "the target of an atomic must be aligned to its size");
+  // The owner applies it with a CPU atomic, like every other path to that memory.
+  const detail::amo_request req{addr, reinterpret_cast<std::uintptr_t>(result), args};
+  if (c != nullptr || result == nullptr) {
+    am_send(dst, amo_handler_, std::as_bytes(std::span(&req, 1)), c);
+    return;
+  }
+  completion own;
+  am_send(dst, amo_handler_, std::as_bytes(std::span(&req, 1)), &own);
+  wait(own);
+}
+
+// ---- messages -------------------------------------------------------------------------
+
+void mpi_backend::send(rank_t dst, int tag, std::unique_ptr<std::byte[]> buf, std::size_t bytes) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  check(MPI_Isend(buf.get(), static_cast<int>(bytes), MPI_BYTE, dst, tag, am_comm_, &req),
+        "am_send", dst);
+  std::lock_guard lock(sends_mutex_);
+  send_requests_.push_back(req);
+  send_buffers_.push_back(std::move(buf));
+}
+
+void mpi_backend::reap_sends() {
+  std::lock_guard lock(sends_mutex_);
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < send_requests_.size(); ++i) {
+    int done = 0;
+    MPI_Test(&send_requests_[i], &done, MPI_STATUS_IGNORE);
+    if (done == 0) {
+      send_requests_[kept] = send_requests_[i];
+      send_buffers_[kept] = std::move(send_buffers_[i]);
+      ++kept;
+    }
+  }
+  send_requests_.resize(kept);
+  send_buffers_.resize(kept);
+}
+
+void mpi_backend::am_send(rank_t dst, am_handler_id handler, std::span<const std::byte> payload,
+                          completion* c) {
+  check_rank(dst, "am_send");
+  if (local_of(dst) >= 0) {
+    on_node(dst, c, [&](rank_t l, completion* lc) { node_->am_send(l, handler, payload, lc); });
+    return;
+  }
+  ONESIDE_CHECK(detail::find_am_handler(handler) != nullptr, error_class::arg,
+                {.call = "am_send", .target = dst}, "unknown active-message handler");
+  ONESIDE_CHECK(payload.size() <= caps_.max_am_payload, error_class::arg,
+                {.call = "am_send", .target = dst, .bytes = payload.size()},
+                "payload larger than the largest active message (" +
+                    std::to_string(caps_.max_am_payload) + " bytes)");
+  const std::size_t bytes = sizeof(am_header) + payload.size();
+  auto buf = std::make_unique<std::byte[]>(bytes);
+  if (!payload.empty()) std::memcpy(buf.get() + sizeof(am_header), payload.data(), payload.size());
+  peer& p = peer_of(dst);
+  std::uint64_t ticket = 0;
+  {
+    std::lock_guard lock(p.send_mutex);
+    ticket = p.issued.load(std::memory_order_relaxed) + 1;
+    const am_header h{handler, 0, ticket};
+    std::memcpy(buf.get(), &h, sizeof h);
+    send(dst, tag_am, std::move(buf), bytes);
+    p.issued.store(ticket, std::memory_order_release);
+  }
+  if (c != nullptr) c->entries().push_back({dst, make_ticket(kind_am, ticket)});
+}
+
+void mpi_backend::handle(rank_t source, int tag, std::span<const std::byte> msg) {
+  if (tag == tag_wake) {
+    oneside::detail::notify(local_doorbell());
+    return;
+  }
+  if (tag == tag_ack) {
+    ack_header h;
+    std::memcpy(&h, msg.data(), sizeof h);
+    const std::byte* at = msg.data() + sizeof h;
+    for (std::uint32_t i = 0; i < h.pieces; ++i) {
+      reply_piece rp;
+      std::memcpy(&rp, at, sizeof rp);
+      at += sizeof rp;
+      std::memcpy(reinterpret_cast<void*>(rp.addr), at, rp.len);
+      at += rp.len;
+    }
+    peer_of(source).acked.store(h.ticket, std::memory_order_release);
+    oneside::detail::notify(local_doorbell());
+    return;
+  }
+  am_header h;
+  std::memcpy(&h, msg.data(), sizeof h);
+  const am_handler fn = detail::find_am_handler(h.handler);
+  if (fn == nullptr) {
+    std::fprintf(stderr,
+                 "oneside: rank %d: active message from rank %d names handler %08x, which this "
+                 "rank has not registered; aborting\n",
+                 rank_, source, h.handler);
+    std::abort();
+  }
+  reply_capture cap{this, source, {}, 0, false};
+  t_capture = &cap;
+  try {
+    fn(*this, source, msg.subspan(sizeof h));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "oneside: rank %d: active message from rank %d failed: %s; aborting\n",
+                 rank_, source, e.what());
+    std::abort();
+  }
+  t_capture = nullptr;
+  // What the handler moved elsewhere is visible before the sender learns it ran.
+  if (cap.touched_others) check(MPI_Win_flush_all(win_), "am_send");
+  const std::size_t bytes = sizeof(ack_header) + cap.bytes.size();
+  auto buf = std::make_unique<std::byte[]>(bytes);
+  const ack_header ack{h.ticket, cap.pieces, 0};
+  std::memcpy(buf.get(), &ack, sizeof ack);
+  if (!cap.bytes.empty()) std::memcpy(buf.get() + sizeof ack, cap.bytes.data(), cap.bytes.size());
+  send(source, tag_ack, std::move(buf), bytes);
+}
+
+bool mpi_backend::poll() noexcept {
+  std::unique_lock lock(poll_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  bool any = false;
+  try {
+    for (int i = 0; i < 64; ++i) {
+      int flag = 0;
+      MPI_Message msg = MPI_MESSAGE_NULL;
+      MPI_Status st;
+      MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, am_comm_, &flag, &msg, &st);
+      if (flag == 0) break;
+      int bytes = 0;
+      MPI_Get_count(&st, MPI_BYTE, &bytes);
+      rx_.resize(static_cast<std::size_t>(std::max(1, bytes)));
+      MPI_Mrecv(rx_.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+      handle(st.MPI_SOURCE, st.MPI_TAG,
+             std::span<const std::byte>(rx_.data(), static_cast<std::size_t>(bytes)));
+      any = true;
+    }
+    reap_sends();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "oneside: rank %d: MPI progress failed: %s; aborting\n", rank_, e.what());
+    std::abort();
+  }
+  return any;
+}
+
+void mpi_backend::progress_main() noexcept {
+  ::pthread_setname_np(::pthread_self(), "oneside-mpi");
+  ::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // short sleeps really are short
+  std::int64_t idle_since = now_ns();
+  std::int64_t sleep_ns = 1000;
+  while (!stop_.load(std::memory_order_acquire)) {
+    if (in_mpi_.load(std::memory_order_relaxed) > 0) {
+      // A thread of this rank is in MPI and progresses it: look again a little later.
+      const timespec ts{0, 10'000};
+      ::nanosleep(&ts, nullptr);
+      continue;
+    }
+    if (poll()) {
+      idle_since = now_ns();
+      sleep_ns = 1000;
+      continue;
+    }
+    const std::int64_t idle = now_ns() - idle_since;
+    if (idle < opts_.spin_ns) continue;
+    // Idle: sleep between polls, doubling up to poll_max_ns. Never longer: one-sided traffic
+    // into this rank (on engines without hardware offload) moves only while someone polls.
+    const std::int64_t cap = std::max<std::int64_t>(opts_.poll_max_ns, 1000);
+    sleep_ns = std::min(sleep_ns, cap);
+    timespec ts{0, static_cast<long>(sleep_ns)};
+    ::nanosleep(&ts, nullptr);
+    sleep_ns = std::min(sleep_ns * 2, cap);
+  }
+}
+
+void mpi_backend::wake(rank_t r) noexcept {
+  if (r < 0 || r >= size_ || closed_.load(std::memory_order_relaxed)) return;
+  if (local_of(r) >= 0) {
+    node_->wake(local_of(r));
+    return;
+  }
+  try {
+    send(r, tag_wake, nullptr, 0);
+  } catch (const std::exception&) {
+    // A lost wake-up only delays the sleeper until its next timeout.
+  }
+}
+
+void mpi_backend::wake(std::span<const rank_t> ranks) noexcept {
+  std::vector<rank_t> local;
+  for (rank_t r : ranks) {
+    if (r < 0 || r >= size_) continue;
+    if (local_of(r) >= 0) {
+      local.push_back(local_of(r));
+    } else {
+      wake(r);
+    }
+  }
+  if (!local.empty()) node_->wake(std::span<const rank_t>(local));
+}
+
+// ---- completion -----------------------------------------------------------------------
+
+void mpi_backend::release_staged(rank_t target, std::vector<std::unique_ptr<std::byte[]>>& out) {
+  peer& p = peer_of(target);
+  std::lock_guard lock(p.stage_mutex);
+  for (auto& b : p.staged) out.push_back(std::move(b));
+  p.staged.clear();
+}
+
+void mpi_backend::await_acks(rank_t target) {
+  peer& p = peer_of(target);
+  const std::uint64_t issued = p.issued.load(std::memory_order_acquire);
+  if (p.acked.load(std::memory_order_acquire) >= issued) return;
+  oneside::detail::wait_until(local_doorbell(), [&] {
+    poll();
+    return p.acked.load(std::memory_order_acquire) >= issued;
+  });
+}
+
+void mpi_backend::flush(rank_t target) {
+  check_rank(target, "flush");
+  if (local_of(target) >= 0) {
+    node_->flush(local_of(target));
+    return;
+  }
+  const in_mpi busy(in_mpi_);
+  std::vector<std::unique_ptr<std::byte[]>> copies;
+  release_staged(target, copies);  // issued before this flush: it completes them
+  check(MPI_Win_flush(target, win_), "flush", target);
+  await_acks(target);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void mpi_backend::flush_all() {
+  check_rank(rank_, "flush_all");
+  const in_mpi busy(in_mpi_);
+  node_->flush_all();
+  std::vector<std::unique_ptr<std::byte[]>> copies;
+  for (rank_t r = 0; r < size_; ++r) {
+    if (local_of(r) < 0) release_staged(r, copies);
+  }
+  check(MPI_Win_flush_all(win_), "flush_all");
+  for (rank_t r = 0; r < size_; ++r) {
+    if (local_of(r) < 0) await_acks(r);
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void mpi_backend::flush_local(rank_t target) {
+  check_rank(target, "flush_local");
+  if (local_of(target) >= 0) {
+    node_->flush_local(local_of(target));
+    return;
+  }
+  const in_mpi busy(in_mpi_);
+  std::vector<std::unique_ptr<std::byte[]>> copies;
+  release_staged(target, copies);
+  check(MPI_Win_flush_local(target, win_), "flush_local", target);
+}
+
+void mpi_backend::flush_local_all() {
+  check_rank(rank_, "flush_local_all");
+  const in_mpi busy(in_mpi_);
+  node_->flush_local_all();
+  std::vector<std::unique_ptr<std::byte[]>> copies;
+  for (rank_t r = 0; r < size_; ++r) {
+    if (local_of(r) < 0) release_staged(r, copies);
+  }
+  check(MPI_Win_flush_local_all(win_), "flush_local_all");
+}
+
+bool mpi_backend::test(completion& c) {
+  auto& entries = c.entries();
+  std::erase_if(entries, [&](const completion::pending& e) {
+    const std::uint64_t kind = e.ticket >> kind_shift;
+    const std::uint64_t value = e.ticket & ticket_mask;
+    if (kind == kind_node) {
+      completion one;
+      one.entries().push_back({local_of(e.target), value});
+      return node_->test(one);
+    }
+    if (kind == kind_am) {
+      if (peer_of(e.target).acked.load(std::memory_order_acquire) >= value) return true;
+      poll();
+      return peer_of(e.target).acked.load(std::memory_order_acquire) >= value;
+    }
+    auto* req = reinterpret_cast<MPI_Request*>(static_cast<std::uintptr_t>(value));
+    int done = 0;
+    check(MPI_Test(req, &done, MPI_STATUS_IGNORE), "test", e.target);
+    if (done != 0) delete req;
+    return done != 0;
+  });
+  if (entries.empty()) std::atomic_thread_fence(std::memory_order_acquire);
+  return entries.empty();
+}
+
+void mpi_backend::wait(completion& c) {
+  if (test(c)) return;
+  oneside::detail::wait_until(local_doorbell(), [&] { return test(c); });
+}
+
+}  // namespace
+
+std::unique_ptr<runtime_backend> make_mpi_transport(oneside::detail::bootstrap& boot,
+                                                    const mpi_options& opts) {
+  return std::make_unique<mpi_backend>(boot, opts);
+}
+
+}  // namespace oneside::transport
