@@ -8,6 +8,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "error/check.hpp"
+
 namespace oneside::transport::detail {
 namespace {
 
@@ -132,6 +134,32 @@ void apply_amo_message(backend& t, rank_t source, std::span<const std::byte> pay
     t.put(source, req.result_addr,
           std::as_bytes(std::span(&old, 1)).first(amo_type_size(req.args.type)));
   }
+}
+
+am_handler_id amo_message_handler() {
+  static const am_handler_id id = register_am_handler("oneside.transport.amo", &apply_amo_message);
+  return id;
+}
+
+void check_amo(rank_t dst, std::uintptr_t addr, const amo_args& args) {
+  ONESIDE_CHECK(amo_is_defined(args.op, args.type), error_class::op, {.call = "amo", .target = dst},
+                "bitwise atomics are not defined on floating point");
+  ONESIDE_CHECK(addr % amo_type_size(args.type) == 0, error_class::arg,
+                {.call = "amo", .target = dst},
+                "the target of an atomic must be aligned to its size");
+}
+
+void send_amo(backend& t, rank_t dst, std::uintptr_t addr, const amo_args& args, void* result,
+              completion* c) {
+  const amo_request req{addr, reinterpret_cast<std::uintptr_t>(result), args};
+  const auto payload = std::as_bytes(std::span(&req, 1));
+  if (c != nullptr || result == nullptr) {
+    t.am_send(dst, amo_message_handler(), payload, c);
+    return;
+  }
+  completion own;
+  t.am_send(dst, amo_message_handler(), payload, &own);
+  t.wait(own);
 }
 
 }  // namespace oneside::transport::detail

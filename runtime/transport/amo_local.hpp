@@ -25,5 +25,15 @@ struct amo_request {
 // The owner's handler of such a message: applies it with amo_apply and puts the old value
 // back to the origin when it asked for one.
 void apply_amo_message(backend& t, rank_t source, std::span<const std::byte> payload);
+// Registers apply_amo_message (once per process; every transport shares it).
+am_handler_id amo_message_handler();
+
+// What every transport checks before an atomic: a defined (op, type) pair, error(op), and a
+// naturally aligned target, error(arg).
+void check_amo(rank_t dst, std::uintptr_t addr, const amo_args& args);
+// Ships the atomic to `dst`, whose handler applies it; with a null completion and a result,
+// returns once the old value is in `result`.
+void send_amo(backend& t, rank_t dst, std::uintptr_t addr, const amo_args& args, void* result,
+              completion* c);
 
 }  // namespace oneside::transport::detail

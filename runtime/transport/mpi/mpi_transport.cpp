@@ -281,7 +281,6 @@ class mpi_backend final : public runtime_backend {
   std::unique_ptr<node_bootstrap> node_boot_;
   std::unique_ptr<shm> node_;
   std::unique_ptr<peer[]> peers_;
-  am_handler_id amo_handler_ = 0;
 
   std::mutex memory_mutex_;  // chunks_, carved_, exposures_, pieces_, pieces_of_
   std::vector<std::unique_ptr<chunk>> chunks_;
@@ -353,7 +352,7 @@ mpi_backend::mpi_backend(oneside::detail::bootstrap& boot, const mpi_options& op
   node_ = std::make_unique<shm>(*node_boot_, node_opts);
   peers_ = std::make_unique<peer[]>(static_cast<std::size_t>(size_));
 
-  amo_handler_ = register_am_handler("oneside.mpi.amo", &detail::apply_amo_message);
+  (void)detail::amo_message_handler();  // registered before any peer may send one
 
   // One dynamic window for the job, locked for the transport's life.
   check(MPI_Win_create_dynamic(MPI_INFO_NULL, win_comm_, &win_), "runtime");
@@ -800,21 +799,9 @@ void mpi_backend::amo(rank_t dst, std::uintptr_t addr, const amo_args& args, voi
     on_node(dst, c, [&](rank_t l, completion* lc) { node_->amo(l, addr, args, result, lc); });
     return;
   }
-  const std::size_t n = amo_type_size(args.type);
-  ONESIDE_CHECK(detail::amo_is_defined(args.op, args.type), error_class::op,
-                {.call = "amo", .target = dst},
-                "bitwise atomics are not defined on floating point");
-  ONESIDE_CHECK(addr % n == 0, error_class::arg, {.call = "amo", .target = dst},
-                "the target of an atomic must be aligned to its size");
+  detail::check_amo(dst, addr, args);
   // The owner applies it with a CPU atomic, like every other path to that memory.
-  const detail::amo_request req{addr, reinterpret_cast<std::uintptr_t>(result), args};
-  if (c != nullptr || result == nullptr) {
-    am_send(dst, amo_handler_, std::as_bytes(std::span(&req, 1)), c);
-    return;
-  }
-  completion own;
-  am_send(dst, amo_handler_, std::as_bytes(std::span(&req, 1)), &own);
-  wait(own);
+  detail::send_amo(*this, dst, addr, args, result, c);
 }
 
 // ---- messages -------------------------------------------------------------------------

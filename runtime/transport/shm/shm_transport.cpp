@@ -177,7 +177,7 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
   caps_.max_inline_put = SIZE_MAX;
   caps_.max_am_payload = opts_.am_slot_bytes - am_header_bytes;
 
-  amo_handler_ = register_am_handler("oneside.shm.amo", &detail::apply_amo_message);
+  (void)detail::amo_message_handler();  // registered before any peer may send one
 
   const ctl_layout layout = ctl_layout::of(size_, opts_.am_slots, opts_.am_slot_bytes);
   own_ctl_object_ =
@@ -573,24 +573,12 @@ void shm::getv(rank_t src, std::span<const mutable_iov> local, std::span<const r
 
 void shm::amo(rank_t dst, std::uintptr_t addr, const amo_args& args, void* result, completion* c) {
   check_rank(dst, "amo");
-  const std::size_t n = amo_type_size(args.type);
-  ONESIDE_CHECK(detail::amo_is_defined(args.op, args.type), error_class::op,
-                {.call = "amo", .target = dst},
-                "bitwise atomics are not defined on floating point");
-  ONESIDE_CHECK(addr % n == 0, error_class::arg, {.call = "amo", .target = dst},
-                "the target of an atomic must be aligned to its size");
-  if (void* p = direct(dst, addr, n)) {
+  detail::check_amo(dst, addr, args);
+  if (void* p = direct(dst, addr, amo_type_size(args.type))) {
     detail::amo_apply(p, args, result);
     return;
   }
-  detail::amo_request req{addr, reinterpret_cast<std::uintptr_t>(result), args};
-  if (c != nullptr || result == nullptr) {
-    am_send(dst, amo_handler_, std::as_bytes(std::span(&req, 1)), c);
-    return;
-  }
-  completion own;
-  am_send(dst, amo_handler_, std::as_bytes(std::span(&req, 1)), &own);
-  wait(own);
+  detail::send_amo(*this, dst, addr, args, result, c);  // run by the owner's agent
 }
 
 // ---- completion -----------------------------------------------------------------------

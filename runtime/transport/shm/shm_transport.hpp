@@ -184,7 +184,6 @@ class shm final : public runtime_backend {
   std::atomic<bool> closed_{false};
   std::thread agent_;
   std::atomic<std::int64_t> agent_cpu_clock_{-1};
-  am_handler_id amo_handler_ = 0;
 };
 
 }  // namespace oneside::transport
