@@ -9,10 +9,11 @@
 // transport's atomics at its address in the owner's space, by the same protocols. Those
 // operations are nonblocking and unordered, so: an attempt to take a lock is a fetching amo
 // (its result is in place only once it ran); a write that must be seen before a later access
-// (a release before reading lock_waiters, a waiter's registration before it looks again, a
-// PSCW counter before the wake-up that announces it) is flushed to that rank first; waiting
-// on another rank's lock re-checks it with a transport atomic through the waiting primitive.
-// What a rank waits for in its own control block (PSCW counters) stays a local load.
+// (a release before reading lock_waiters, a waiter's registration before it looks again) is
+// flushed to that rank first; waiting on another rank's lock re-checks it with a transport
+// atomic through the waiting primitive. What a rank waits for in its own control block (PSCW
+// counters) stays a local load; the owner applies such an update itself and wakes its own
+// waiters (transport::backend::amo), so the updater neither flushes nor wakes it.
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -173,6 +174,57 @@ inline void release(window_impl& w, target_view& tv, lock_type type) {
   oneside::detail::cross_process_release();
   word.fetch_sub(held, std::memory_order_release);
   if (tv.ctl->lock_waiters.load(std::memory_order_seq_cst) != 0) {
+    w.transport->wake(std::span<const rank_t>(w.member_worlds));
+  }
+}
+
+// The fetching atomic `args` on the control-block word at `offset` of every target in
+// `targets`, all in flight at once; out[i] gets targets[i]'s old value (Word: its width).
+template <class Word>
+void fetch_from_all(window_impl& w, const std::vector<rank_t>& targets, std::size_t offset,
+                    const transport::amo_args& args, std::vector<Word>& out) {
+  out.assign(targets.size(), 0);
+  transport::completion c;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const target_view& tv = w.target(targets[i]);
+    w.transport->amo(tv.world, tv.ctl_address + offset, args, &out[i], &c);
+  }
+  w.transport->wait(c);
+}
+
+// Gives back one shared holder at every target of `targets`, complete there on return.
+void drop_shared_holders(window_impl& w, const std::vector<rank_t>& targets) {
+  for (rank_t r : targets) {
+    detail::ctl_update(w, w.target(r), lock_offset, amo_op::add, amo_type::u64,
+                       ~std::uint64_t{0});  // -1
+  }
+  w.transport->flush_all();
+}
+
+// lock_all's shared locks at the targets reached through the transport: every attempt in
+// flight at once (one round trip for all, not one per target). When one finds an exclusive
+// holder, every lock taken this way is given back and they are taken one at a time, as
+// acquire() does, so a contended lock_all waits holding no more than the plain way would.
+[[gnu::noinline]] void acquire_shared_remote(window_impl& w, const std::vector<rank_t>& targets) {
+  std::vector<std::uint64_t> old;
+  fetch_from_all(w, targets, lock_offset, {amo_op::add, amo_type::u64, 1, 0}, old);
+  if (std::none_of(old.begin(), old.end(),
+                   [](std::uint64_t v) { return (v & lock_exclusive) != 0; })) {
+    oneside::detail::cross_process_acquire();
+    return;
+  }
+  drop_shared_holders(w, targets);  // an exclusive contender sees the words free again
+  for (rank_t r : targets) acquire_remote(w, w.target(r), lock_type::shared);
+}
+
+// unlock_all's releases at the targets reached through the transport, pipelined as above:
+// the releases, one flush, then every lock_waiters word read at once.
+[[gnu::noinline]] void release_shared_remote(window_impl& w, const std::vector<rank_t>& targets) {
+  oneside::detail::cross_process_release();
+  drop_shared_holders(w, targets);
+  std::vector<std::uint32_t> waiting;
+  fetch_from_all(w, targets, waiters_offset, {amo_op::load, amo_type::u32, 0, 0}, waiting);
+  if (std::any_of(waiting.begin(), waiting.end(), [](std::uint32_t n) { return n != 0; })) {
     w.transport->wake(std::span<const rank_t>(w.member_worlds));
   }
 }
@@ -378,7 +430,17 @@ void window::lock_all(mode assert) {
            "lock_all while a fence epoch has RMA operations pending (fence first)");
   }
   if (!any(assert& mode::nocheck)) {
-    for (rank_t r = 0; r < w.size; ++r) acquire(w, w.target(r), lock_type::shared);
+    std::vector<rank_t>& remote = e.lock_all_remote;
+    remote.clear();
+    for (rank_t r = 0; r < w.size; ++r) {
+      target_view& tv = w.target(r);
+      if (tv.locks_direct) {
+        acquire_direct(w, tv, lock_type::shared);
+      } else {
+        remote.push_back(r);
+      }
+    }
+    if (!remote.empty()) acquire_shared_remote(w, remote);
   }
   e.lock_all = true;
   e.lock_all_assert = assert;
@@ -395,7 +457,11 @@ void window::unlock_all() {
   }
   complete_all(w);  // complete at every target (SYN-17)
   if (!any(e.lock_all_assert & mode::nocheck)) {
-    for (rank_t r = 0; r < w.size; ++r) release(w, w.target(r), lock_type::shared);
+    for (rank_t r = 0; r < w.size; ++r) {
+      target_view& tv = w.target(r);
+      if (tv.locks_direct) release(w, tv, lock_type::shared);
+    }
+    if (!e.lock_all_remote.empty()) release_shared_remote(w, e.lock_all_remote);
   }
   e.lock_all = false;
   e.lock_all_assert = mode::none;
@@ -406,7 +472,9 @@ void window::unlock_all() {
 namespace {
 
 // Fills `out` (kept between epochs: no allocation per epoch) with the window ranks of `g`'s
-// members, and e.wake_worlds with their world ranks; error(group) when one is not in the
+// members, and e.wake_worlds with the world ranks of those whose control block this process
+// changes with CPU atomics (the others apply the transport's atomics themselves and wake
+// their own waiters: transport::backend::amo); error(group) when one is not in the
 // window's group (`out` is only read while its epoch is open, so a half-filled one is
 // harmless).
 void window_ranks(window_impl& w, std::string_view call, const oneside::group& g,
@@ -423,7 +491,7 @@ void window_ranks(window_impl& w, std::string_view call, const oneside::group& g
                  " of the group is not a member of the window's group");
     }
     out.push_back(r);
-    worlds.push_back(world);
+    if (w.target(r).ctl != nullptr) worlds.push_back(world);
   }
 }
 
@@ -433,15 +501,6 @@ void check_fence_closed(window_impl& w, std::string_view call) {
   if (e.fence_open && e.fence_used.load(std::memory_order_relaxed)) {
     w.fail(error_class::rma_sync, w.where(call, "SYN-34"),
            "a fence epoch has RMA operations pending (fence first)");
-  }
-}
-
-// Completes at the members of `ranks` whose control block is reached through the transport
-// the counter updates made there (a flush per such rank).
-void flush_remote_ctl(window_impl& w, const std::vector<rank_t>& ranks) {
-  for (rank_t r : ranks) {
-    const target_view& tv = w.target(r);
-    if (tv.ctl == nullptr) w.transport->flush(tv.world);
   }
 }
 
@@ -491,7 +550,6 @@ void window::post(const oneside::group& origins, mode assert) {
   // Stores to the window before post are visible to the origins' accesses (SYN-14).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   oneside::detail::cross_process_release();
-  bool through_transport = false;
   for (rank_t o : e.exposure_group) {
     ++e.exposure_epochs[static_cast<std::size_t>(o)];
     target_view& tv = w.target(o);
@@ -499,12 +557,10 @@ void window::post(const oneside::group& origins, mode assert) {
       detail::pscw_posted(tv.ctl)[static_cast<std::size_t>(w.rank)].fetch_add(
           1, std::memory_order_release);
     } else {
+      // The origin applies it and wakes itself; completed at this process's next flush.
       detail::ctl_update(w, tv, detail::pscw_posted_offset(w.rank), amo_op::add, amo_type::u64, 1);
-      through_transport = true;
     }
   }
-  // Counters changed through the transport are visible at their origins before they are woken.
-  if (through_transport) flush_remote_ctl(w, e.exposure_group);
   w.transport->wake(std::span<const rank_t>(e.wake_worlds));
   e.posted = true;
 }
@@ -576,21 +632,19 @@ void window::complete() {
   oneside::detail::cross_process_release();
   std::vector<rank_t>& worlds = e.wake_worlds;
   worlds.clear();
-  bool through_transport = false;
   for (rank_t t : e.access_group) {
     target_view& tv = w.target(t);
     if (tv.ctl != nullptr) {
       detail::pscw_completed(tv.ctl, w.size)[static_cast<std::size_t>(w.rank)].fetch_add(
           1, std::memory_order_release);
+      worlds.push_back(tv.world);
     } else {
+      // The target applies it and wakes itself (after the operations, flushed above).
       detail::ctl_update(w, tv, detail::pscw_completed_offset(w.rank, w.size), amo_op::add,
                          amo_type::u64, 1);
-      through_transport = true;
     }
-    worlds.push_back(tv.world);
     e.access[static_cast<std::size_t>(t)] = detail::epoch_state::not_accessed;
   }
-  if (through_transport) flush_remote_ctl(w, e.access_group);
   w.transport->wake(std::span<const rank_t>(worlds));
   e.access_group.clear();
   e.started = false;

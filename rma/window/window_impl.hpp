@@ -179,7 +179,8 @@ struct epoch_state {
   bool posted = false;
   std::vector<rank_t> exposure_group;
   std::vector<std::uint64_t> exposure_epochs;
-  std::vector<rank_t> wake_worlds;  // scratch: the world ranks a post or complete wakes
+  std::vector<rank_t> wake_worlds;      // scratch: the world ranks a post or complete wakes
+  std::vector<rank_t> lock_all_remote;  // lock_all: the targets locked through the transport
 
   bool locked(rank_t t) const noexcept {
     for (const auto& l : locks) {

@@ -2,6 +2,7 @@
 #include "collectives/coll_engine.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -24,6 +25,33 @@ bool needs_push(transport::backend& t, const std::vector<rank_t>& members) {
   const std::span<const rank_t> node = t.node_ranks();
   return std::any_of(members.begin(), members.end(),
                      [&](rank_t w) { return !std::binary_search(node.begin(), node.end(), w); });
+}
+
+// A step pushed to a member this process cannot reach, as one active message: the payload
+// bytes, then the step word (release), then a wake-up of the member's waiters — what put,
+// flush, amo store, flush and wake do in three round trips.
+struct push_header {
+  std::uint64_t data_addr;
+  std::uint64_t word_addr;
+  std::uint64_t step;
+  std::uint64_t bytes;
+};
+
+void apply_push(transport::backend& t, rank_t, std::span<const std::byte> payload) {
+  push_header h;
+  std::memcpy(&h, payload.data(), sizeof h);
+  if (h.bytes > 0) {
+    std::memcpy(reinterpret_cast<void*>(h.data_addr), payload.data() + sizeof h, h.bytes);
+  }
+  std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(h.word_addr))
+      .store(h.step, std::memory_order_release);
+  t.wake(t.rank());
+}
+
+transport::am_handler_id push_handler() {
+  static const transport::am_handler_id id =
+      transport::register_am_handler("oneside.coll.push", &apply_push);
+  return id;
 }
 
 }  // namespace
@@ -58,6 +86,7 @@ coll_engine::coll_engine(transport::backend& t, std::size_t slot_bytes, std::siz
     targets_.reserve(n);
     dirty_world_.reserve(n);
   }
+  if (push_) (void)push_handler();  // registered before any member may push to this one
   own_ = transport_.allocate_segment(area_bytes());
   new (own_.base()) area{};
   if (push_) {
@@ -89,6 +118,14 @@ void coll_engine::connect(std::span<const std::uint64_t> areas) {
   if (size_ == 1) return;
   if (push_) {
     remote_.assign(areas.begin(), areas.end());
+    // Words of members this process cannot reach are updated by their owner, which wakes
+    // its own waiters (transport::backend::amo): nothing to flush or wake for them.
+    owner_wakes_.assign(static_cast<std::size_t>(size_), 0);
+    for (rank_t q = 0; q < size_; ++q) {
+      const auto i = static_cast<std::size_t>(q);
+      owner_wakes_[i] = q != rank_ && transport_.direct(world_of(q), remote_[i],
+                                                        sizeof(std::uint64_t)) == nullptr;
+    }
     return;
   }
   const std::size_t bytes = area_bytes();
@@ -259,7 +296,7 @@ void coll_engine::push_word(rank_t q, std::size_t offset, transport::amo_op op,
                             std::uint64_t value) {
   transport_.amo(world_of(q), remote_[static_cast<std::size_t>(q)] + offset,
                  {op, transport::amo_type::u64, value}, nullptr);
-  mark_dirty(q);
+  if (owner_wakes_[static_cast<std::size_t>(q)] == 0) mark_dirty(q);
 }
 
 void coll_engine::settle() {
@@ -295,20 +332,38 @@ void coll_engine::push_step(std::uint64_t s) {
     const std::size_t off = std::min(p.offset, payload);
     return part{off, std::min(p.bytes, payload - off)};
   };
+  // Members that cannot be reached directly get data and step word in one message when
+  // they fit; they need no flush or wake afterwards.
+  const std::size_t max_inline = transport_.caps().max_am_payload - sizeof(push_header);
+  auto by_message = [&](const target& t) {
+    return owner_wakes_[static_cast<std::size_t>(t.member)] != 0 &&
+           clip(t.what).bytes <= max_inline;
+  };
+  std::vector<std::byte>& msg = push_buffer_;
+  for (const target& t : targets_) {
+    if (!by_message(t)) continue;
+    const part p = clip(t.what);
+    const std::uintptr_t base = remote_[static_cast<std::size_t>(t.member)] + mirror;
+    const push_header h{base + at + p.offset, base, s, p.bytes};
+    msg.resize(sizeof h + p.bytes);
+    std::memcpy(msg.data(), &h, sizeof h);
+    if (p.bytes > 0) std::memcpy(msg.data() + sizeof h, src + p.offset, p.bytes);
+    transport_.am_send(world_of(t.member), push_handler(), msg);
+  }
   for (const target& t : targets_) {
     const part p = clip(t.what);
-    if (p.bytes == 0) continue;
+    if (p.bytes == 0 || by_message(t)) continue;
     transport_.put(world_of(t.member),
                    remote_[static_cast<std::size_t>(t.member)] + mirror + at + p.offset,
                    std::span<const std::byte>(src + p.offset, p.bytes), transport::deferred());
   }
   // The staging slot stays untouched until these flushes complete the puts.
   for (const target& t : targets_) {
-    if (clip(t.what).bytes > 0) transport_.flush(world_of(t.member));
+    if (clip(t.what).bytes > 0 && !by_message(t)) transport_.flush(world_of(t.member));
   }
   for (const target& t : targets_) {
     const auto q = static_cast<std::size_t>(t.member);
-    push_word(t.member, mirror, transport::amo_op::store, s);
+    if (!by_message(t)) push_word(t.member, mirror, transport::amo_op::store, s);
     written_[q * slots_ + j] = s;
     pushed_[q] = s;
   }

@@ -40,7 +40,9 @@
 // into mirror[me][s%K] at q; put the payload; flush(q) (puts are unordered and invisible until
 // flushed); amo-store the step word; the flush and wake that make the step word visible and
 // rouse q are deferred to this member's next wait or the end of its step (finish), so they
-// overlap with other work. finish(s) stores s into consumed_by[me] of every producer this
+// overlap with other work. To a member this process cannot reach, payload and step word
+// travel instead as one active message whose handler stores both and wakes (when they fit in
+// one). finish(s) stores s into consumed_by[me] of every producer this
 // member read since its last report, flushes and wakes. Each step names its readers (and the
 // part of the payload each needs), so rooted collectives move data only where it is needed
 // and a member reports only to the producers it read (a named reader that never reads would
@@ -51,6 +53,9 @@
 // late report lands in freed memory (every other write into an area is waited for).
 //
 // Every wait goes through the waiting primitive; writers wake the members that may sleep.
+// A member this process cannot reach applies the amo itself and wakes its own waiters
+// (transport::backend::amo), so the deferred flush and wake are only for members the
+// transport reaches directly: over a network one message per word, not three.
 // Not thread-safe: one collective at a time per team (as in MPI).
 #pragma once
 
@@ -243,6 +248,8 @@ class coll_engine {
   std::vector<std::size_t> staged_;      // [j]: payload bytes staged in own slot j
   std::vector<target> targets_;          // readers of the step being published
   std::vector<char> dirty_;              // q has words pushed but not yet flushed and woken
+  std::vector<char> owner_wakes_;        // q applies our words itself, waking its waiters
+  std::vector<std::byte> push_buffer_;   // one pushed step as an active message
   std::vector<rank_t> dirty_world_;      // world ranks of those members
 };
 

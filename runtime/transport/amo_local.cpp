@@ -130,6 +130,9 @@ void apply_amo_message(backend& t, rank_t source, std::span<const std::byte> pay
   std::memcpy(&req, payload.data(), sizeof req);
   std::uint64_t old = 0;
   amo_apply(reinterpret_cast<void*>(req.addr), req.args, &old);
+  // Whoever sleeps here waiting for this word learns of the change without a wake() of the
+  // origin's (one message less per update over a network).
+  if (req.args.op != amo_op::load) t.wake(t.rank());
   if (req.result_addr != 0) {
     t.put(source, req.result_addr,
           std::as_bytes(std::span(&old, 1)).first(amo_type_size(req.args.type)));

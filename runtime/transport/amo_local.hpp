@@ -22,8 +22,9 @@ struct amo_request {
   std::uintptr_t result_addr;  // in the origin's address space; 0: no result wanted
   amo_args args;
 };
-// The owner's handler of such a message: applies it with amo_apply and puts the old value
-// back to the origin when it asked for one.
+// The owner's handler of such a message: applies it with amo_apply, wakes the owner's waiting
+// threads when it changed memory, and puts the old value back to the origin when it asked
+// for one.
 void apply_amo_message(backend& t, rank_t source, std::span<const std::byte> payload);
 // Registers apply_amo_message (once per process; every transport shares it).
 am_handler_id amo_message_handler();

@@ -261,7 +261,10 @@ class backend {
   virtual void getv(rank_t src, std::span<const mutable_iov> local,
                     std::span<const remote_iov> remote, completion* c = nullptr) = 0;
   // Atomic on one 4- or 8-byte element at (dst, addr), which must be naturally aligned.
-  // `result` (may be null for non-fetching use) receives the previous value's bits.
+  // `result` (may be null for non-fetching use) receives the previous value's bits. When
+  // that memory is not direct() from here, the owner applies the atomic and, unless it only
+  // loads, wakes its own waiting threads: a thread of `dst` waiting for that word needs no
+  // wake(dst) from the origin.
   virtual void amo(rank_t dst, std::uintptr_t addr, const amo_args& args, void* result,
                    completion* c = nullptr) = 0;
 
