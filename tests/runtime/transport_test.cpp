@@ -116,6 +116,42 @@ TEST_F(Transport, PutGetOnMemoryTheRuntimeDidNotAllocate) {
   barrier(world());
 }
 
+// Exposures of a stack buffer (above every mapping) made in a scrambled address order, some
+// withdrawn and made again, stay reachable, and the runtime closes cleanly afterwards (Open
+// MPI 4.1.4's osc ucx misplaces such attachments and crashes in MPI_Win_free at close unless
+// the MPI transport guards against it; see scripts/repro/).
+TEST_F(Transport, ExposuresInAnyAddressOrderStayReachable) {
+  constexpr std::size_t pieces = 12, stride = 16 * 1024, len = 4096;
+  alignas(4096) std::byte memory[pieces * stride];
+  std::memset(memory, 0, sizeof memory);
+  constexpr std::size_t order[pieces] = {5, 0, 9, 3, 11, 1, 7, 10, 2, 8, 4, 6};
+  std::vector<transport::exposure> exposed(pieces);
+  for (std::size_t k : order) exposed[k] = tp().expose(memory + k * stride, len);
+  for (std::size_t k = 0; k < pieces; k += 3) exposed[k] = transport::exposure();
+  for (std::size_t k = pieces; k-- > 0;) {
+    if (k % 3 == 0) exposed[k] = tp().expose(memory + k * stride, len);
+  }
+  const auto addr = exchange_addresses(memory);
+  barrier(world());
+  const int next = (rank() + 1) % size();
+  for (std::size_t k = 0; k < pieces; ++k) {
+    const std::uint64_t word = static_cast<std::uint64_t>(rank()) * 1000 + k;
+    tp().put(next, addr[static_cast<std::size_t>(next)] + k * stride + 16,
+             std::as_bytes(std::span(&word, 1)));
+  }
+  tp().flush_all();
+  barrier(world());
+  const int prev = (rank() + size() - 1) % size();
+  int bad = 0;
+  for (std::size_t k = 0; k < pieces; ++k) {
+    std::uint64_t got = 0;
+    std::memcpy(&got, memory + k * stride + 16, sizeof got);
+    bad += got == static_cast<std::uint64_t>(prev) * 1000 + k ? 0 : 1;
+  }
+  EXPECT_EQ(bad, 0) << "pieces that missed the neighbour's put";
+  barrier(world());
+}
+
 TEST_F(Transport, VectoredTransfersMatchStreamsWhateverTheSplit) {
   std::vector<std::byte> user(1000, std::byte{0});
   transport::segment seg = tp().allocate_segment(1000);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -262,6 +263,7 @@ class mpi_backend final : public runtime_backend {
   void await_acks(rank_t target);
   void progress_main() noexcept;
   void stop_progress() noexcept;
+  void attach_sentinel();
   void attach(std::uint64_t id, void* base, std::size_t bytes);
   std::uintptr_t carve(std::size_t bytes, std::size_t& chunk_index);
   void detach(std::uint64_t id) noexcept;
@@ -358,6 +360,7 @@ mpi_backend::mpi_backend(oneside::detail::bootstrap& boot, const mpi_options& op
   check(MPI_Win_create_dynamic(MPI_INFO_NULL, win_comm_, &win_), "runtime");
   MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN);
   check(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), "runtime");
+  attach_sentinel();
   int* model = nullptr;
   int found = 0;
   MPI_Win_get_attr(win_, MPI_WIN_MODEL, &model, &found);
@@ -429,6 +432,38 @@ void mpi_backend::abandon() noexcept {
 
 // ---- memory ---------------------------------------------------------------------------
 
+namespace {
+// The top page of the main thread's stack: mapped for the process's life and above any memory
+// a program can expose (stack arrays lie below it; heaps, mappings and other threads' stacks
+// lie lower still). Zero when /proc/self/maps does not name it.
+std::uintptr_t stack_top_page() noexcept {
+  std::FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return 0;
+  std::uintptr_t top = 0;
+  char line[512];
+  while (std::fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long lo = 0, hi = 0;
+    if (std::strstr(line, "[stack]") != nullptr && std::sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+      top = static_cast<std::uintptr_t>(hi) - static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    }
+  }
+  std::fclose(maps);
+  return top;
+}
+}  // namespace
+
+// Open MPI 4.1.4's osc ucx keeps the attached regions in a sorted array and searches one
+// entry past its end when it attaches or detaches: a region attached above every live one
+// lands one slot too far (leaving a hole that MPI_Win_free later unmaps: a crash), and
+// stale entries past the end confuse later attaches. A first region above anything that can
+// ever be attached keeps every later one inside the array (scripts/repro/ shows both).
+void mpi_backend::attach_sentinel() {
+  const std::uintptr_t top = stack_top_page();
+  if (top == 0) return;
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  check(MPI_Win_attach(win_, reinterpret_cast<void*>(top), static_cast<MPI_Aint>(page)), "runtime");
+}
+
 void mpi_backend::attach(std::uint64_t id, void* base, std::size_t bytes) {
   std::vector<std::uintptr_t> held;
   if (bytes > 0) {
@@ -450,20 +485,14 @@ void mpi_backend::attach(std::uint64_t id, void* base, std::size_t bytes) {
       const int rc =
           MPI_Win_attach(win_, reinterpret_cast<void*>(at), static_cast<MPI_Aint>(gap_end - at));
       if (rc != MPI_SUCCESS) {
-        for (std::uintptr_t b : held) {
-          if (--pieces_[b].refs == 0) {
-            MPI_Win_detach(win_, reinterpret_cast<void*>(b));
-            pieces_.erase(b);
-          }
-        }
-        if (rc != MPI_SUCCESS) {
-          raise(error_class::intern, {.call = "expose"},
-                "the MPI engine refused to attach more memory to the job's dynamic window (" +
-                    std::to_string(pieces_.size()) +
-                    " ranges attached; Open MPI's osc ucx allows 32 per rank): windows over "
-                    "memory oneside did not allocate (create, attach) each need one while they "
-                    "live");
-        }
+        for (std::uintptr_t b : held) --pieces_[b].refs;  // kept attached (see detach())
+        raise(error_class::intern, {.call = "expose"},
+              "the MPI engine refused to attach more memory to the job's dynamic window (" +
+                  std::to_string(pieces_.size()) +
+                  " page ranges attached; Open MPI's osc ucx allows 32 per rank, one of them "
+                  "oneside's own): each distinct page range a window over memory oneside did "
+                  "not allocate exposes needs one, kept until the runtime closes "
+                  "(docs/semantics.md)");
       }
       pieces_.emplace_hint(it, at, piece{gap_end - at, 1});
       held.push_back(at);
@@ -530,7 +559,15 @@ exposure mpi_backend::expose(void* base, std::size_t bytes) {
   exposure e = node_->expose(base, bytes);
   const std::uint64_t id = e.id();
   std::lock_guard lock(memory_mutex_);
-  attach(id, base, bytes);
+  if (bytes > 0) {
+    // Whole pages (registration is by pages anyway): windows over neighbouring objects then
+    // share pieces, and a job spends fewer of osc ucx's 32 attachments.
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const std::uintptr_t lo = reinterpret_cast<std::uintptr_t>(base) & ~(page - 1);
+    const std::uintptr_t hi =
+        (reinterpret_cast<std::uintptr_t>(base) + bytes + page - 1) & ~(page - 1);
+    attach(id, reinterpret_cast<void*>(lo), hi - lo);
+  }
   exposures_.emplace(id, std::move(e));
   return exposure(this, base, bytes, id);
 }
