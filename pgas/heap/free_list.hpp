@@ -1,0 +1,155 @@
+// The global heap's allocator: a linked-list free list over arenas it does not own (the
+// heap's segments). Address-ordered first fit over one doubly linked list of free blocks;
+// boundary tags (a header and a footer word per block) let a freed block coalesce with both
+// neighbours in O(1); alignments up to 4 KiB. Misuse (double free, foreign or interior
+// pointers) is recognised before anything changes.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace oneside::pgas::detail {
+
+// What stats() reports. The bytes add up: total = used + free + arena_count * arena_overhead.
+struct free_list_stats {
+  std::size_t total_bytes = 0;   // sum of the arenas' sizes
+  std::size_t used_bytes = 0;    // live blocks, their tags and rounding included
+  std::size_t free_bytes = 0;    // free blocks, their tags included
+  std::size_t largest_free = 0;  // the most bytes one allocate(n, 16) can get now
+  std::size_t arena_count = 0;
+  std::size_t live_blocks = 0;
+  std::size_t free_blocks = 0;
+
+  bool operator==(const free_list_stats&) const = default;
+};
+
+// The allocator's lock, for critical sections of tens of nanoseconds: taking it is one
+// atomic exchange and releasing it one store, where a std::mutex pays an atomic
+// read-modify-write on both sides (a quarter of an allocate/deallocate pair, measured). A
+// contended lock() waits the one way (detail::wait_until: spin, yield, sleep). unlock() rings
+// nobody: a waiter that got as far as sleeping (after 220 µs with the default settings)
+// notices the release when its sleep ends, at most ONESIDE_WAIT_SLEEP_MAX_US later.
+class spin_lock {
+ public:
+  void lock() noexcept {
+    if (!held_.exchange(true, std::memory_order_acquire)) [[likely]]
+      return;
+    lock_contended();
+  }
+  void unlock() noexcept { held_.store(false, std::memory_order_release); }
+
+ private:
+  void lock_contended() noexcept;
+  std::atomic<bool> held_{false};
+};
+
+// Block layout (every block starts 8 bytes past a multiple of 16, its size a multiple of 16):
+//
+//   [ header word | payload (16-aligned) ... | footer word ]      live block
+//   [ header word | next | prev | ...        | footer word ]      free block
+//
+// header == footer == cookie (24 bits from the header's address) | size | in-use bit, so a
+// block is 16 bytes of tags plus its payload, 32 bytes at least (16 usable). Each arena
+// starts and ends with a fence word (an in-use block of size 0), so coalescing never looks
+// past an arena and adjacent arenas are never merged.
+//
+// Order: the free list is ordered by heap offset, i.e. by arena in order of addition and by
+// address within an arena. So results depend only on the sequence of calls and on the sizes
+// and order of the arenas, never on where the arenas lie: identical call sequences on arenas
+// at different addresses return blocks at identical (arena, offset) pairs. The symmetric heap
+// relies on this. (Within one arena this is plain address order.)
+//
+// Misuse: a pointer is accepted only if its header word carries the cookie of its own
+// address, the in-use bit, a size inside its arena and an equal footer word. Freed blocks
+// keep their header word (in-use bit cleared) even after being merged into a neighbour, so a
+// second free of the same pointer is reported as such until that memory is handed out again
+// and overwritten. Not detectable (the checks are O(1)): a stale pointer whose address starts
+// a live block again after reuse, and user data forging both tags with the right cookie.
+//
+// Thread-safety: every member function may be called concurrently (one spin_lock; each call
+// holds it for O(1) work plus the list walk of first fit or of an insertion).
+class free_list {
+ public:
+  static constexpr std::size_t arena_alignment = 4096;  // of an arena's base and size
+  static constexpr std::size_t max_alignment = 4096;
+  static constexpr std::size_t block_overhead = 16;  // header and footer of a block
+  static constexpr std::size_t arena_overhead = 16;  // the fence words at an arena's ends
+  static constexpr std::size_t min_block = 32;       // bytes of the smallest block, tags included
+  static constexpr std::size_t max_arena_bytes = std::size_t{1} << 40;
+
+  free_list() = default;
+  free_list(const free_list&) = delete;
+  free_list& operator=(const free_list&) = delete;
+
+  // Hands [base, base + bytes) to the allocator; it stays in use until the free_list is
+  // destroyed (the free_list never frees or unmaps it). One free block of
+  // bytes - arena_overhead - block_overhead usable bytes appears, after every earlier arena
+  // in first-fit order. Errors: arg (base null or not 4096-aligned, bytes zero, not a
+  // multiple of 4096 or above max_arena_bytes, overlap with an arena of this list).
+  void add_arena(void* base, std::size_t bytes);
+
+  // A block of at least `bytes` usable bytes (0 is allowed and gets a block of its own)
+  // whose address is a multiple of `align`: the first free block in heap order that can hold
+  // it, split when the rest can make a block. Returns nullptr when no free block fits (add an
+  // arena and retry). Errors: arg (align not a power of two from 1 to 4096).
+  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t align = 16);
+
+  // Frees a block from allocate(); merges it with free neighbours. nullptr is ignored.
+  // Errors, raised before anything changes: arg ("was freed already"; "is not a block of
+  // this heap" for a pointer outside every arena or not the start of a live block).
+  void deallocate(void* p);
+
+  // Usable bytes of the live block at p (at least what allocate() was asked for).
+  // Errors: those of deallocate, nullptr included.
+  std::size_t block_size(const void* p) const;
+
+  free_list_stats stats() const;
+
+  // Walks every arena through the boundary tags and the free list and raises intern naming
+  // the first violation: fence words intact, header == footer with the right cookie, blocks
+  // tile each arena exactly, no two adjacent free blocks, the list (and each arena's part of
+  // it) holds exactly the free blocks in heap order with consistent back links, counters
+  // match. O(blocks).
+  void check_consistency() const;
+
+ private:
+  struct arena {
+    std::byte* base;
+    std::size_t bytes;
+    std::byte* first_free;  // this arena's part of the list: first and last free block, or null
+    std::byte* last_free;
+  };
+
+  // What a pointer given to deallocate or block_size is; only `live` has a block and arena.
+  enum class pointer_kind : std::uint8_t { live, null, in_no_arena, misplaced, freed, damaged };
+  struct lookup {
+    pointer_kind kind;
+    std::byte* block;
+    std::size_t arena;
+  };
+
+  std::size_t arena_index(const void* p) const noexcept;  // npos when p lies in no arena
+  lookup find_block(const void* p) const noexcept;
+  // The header of the live block at p; raises arg naming `call` when there is none.
+  std::byte* live_block(const void* p, std::string_view call, std::size_t& arena_at) const;
+  void take(std::size_t ai, std::byte* b, std::size_t lead, std::size_t need);
+  void insert(std::size_t ai, std::byte* b);
+  void unlink(arena& a, std::byte* b) noexcept;
+  void replace(arena& a, std::byte* old_block, std::byte* b) noexcept;
+  void join(std::byte* p, std::byte* n) noexcept;
+  void link(std::byte* p, std::byte* n, std::byte* b) noexcept;
+
+  mutable spin_lock lock_;
+  std::vector<arena> arenas_;            // in order of addition (= heap order)
+  std::vector<std::size_t> by_address_;  // indices into arenas_, by base address
+  std::byte* head_ = nullptr;            // the first free block in heap order
+  std::size_t total_bytes_ = 0;
+  std::size_t used_bytes_ = 0;
+  std::size_t live_blocks_ = 0;
+  std::size_t free_blocks_ = 0;
+};
+
+}  // namespace oneside::pgas::detail
