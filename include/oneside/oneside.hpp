@@ -1,6 +1,8 @@
 // The umbrella header: everything an application uses.
 #pragma once
 
+#include <oneside/pgas/global_ptr.hpp>
+#include <oneside/pgas/heap.hpp>
 #include <oneside/rma/epoch.hpp>
 #include <oneside/rma/request.hpp>
 #include <oneside/rma/window.hpp>

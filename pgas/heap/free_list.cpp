@@ -254,6 +254,12 @@ void free_list::deallocate(void* p) {
   }
 }
 
+void free_list::check_block(const void* p, std::string_view call) const {
+  const std::lock_guard lock(lock_);
+  std::size_t ai = 0;
+  (void)live_block(p, call, ai);
+}
+
 std::size_t free_list::block_size(const void* p) const {
   const std::lock_guard lock(lock_);
   std::size_t ai = 0;

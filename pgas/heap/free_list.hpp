@@ -105,6 +105,8 @@ class free_list {
   // Usable bytes of the live block at p (at least what allocate() was asked for).
   // Errors: those of deallocate, nullptr included.
   std::size_t block_size(const void* p) const;
+  // The checks of deallocate (same errors, naming `call`), changing nothing.
+  void check_block(const void* p, std::string_view call) const;
 
   free_list_stats stats() const;
 

@@ -54,6 +54,24 @@ std::shared_ptr<void>& layer_state(layer l, std::string_view call) {
   return require_context(call).layer_state[static_cast<std::size_t>(l)];
 }
 
+namespace {
+layer_open_fn g_layer_open[layer_count] = {};
+}  // namespace
+
+void register_layer_open(layer l, layer_open_fn fn) noexcept {
+  g_layer_open[static_cast<std::size_t>(l)] = fn;
+}
+
+void run_layer_opens(context& c) {
+  for (layer_open_fn fn : g_layer_open) {
+    if (fn != nullptr) fn(c);
+  }
+}
+
+void release_layer_states(context& c) noexcept {
+  for (std::size_t i = layer_count; i-- > 0;) c.layer_state[i].reset();
+}
+
 rank_t world_rank_if_open() noexcept {
   return g_world_rank.load(std::memory_order_relaxed);
 }

@@ -51,6 +51,18 @@ struct context {
 // The slot of `l` in the open runtime's context (error(not_open) when none is open).
 std::shared_ptr<void>& layer_state(layer l, std::string_view call);
 
+// An upper layer's hook run at the end of every runtime open, on every rank and in layer
+// order, with the world team, the transport and the arena ready: where a layer makes state
+// that must be collective (the pgas heap's job-wide window) into its layer_state slot.
+// Registered once per process before the runtime opens (a static initializer of the layer's
+// library); the state goes at close, upper layers first, before the transport.
+using layer_open_fn = void (*)(context&);
+void register_layer_open(layer l, layer_open_fn fn) noexcept;
+// Runs the registered hooks (runtime open).
+void run_layer_opens(context& c);
+// Releases the layers' state, upper layers first.
+void release_layer_states(context& c) noexcept;
+
 // The open runtime's context, or null.
 context* current_context() noexcept;
 // The open runtime's context; throws error(not_open) naming `call` when none is open.

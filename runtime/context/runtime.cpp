@@ -74,7 +74,7 @@ std::mutex g_open_mutex;
 // agent and release this rank's shared memory, keep the transport object for late handles.
 void retire(std::unique_ptr<detail::context> ctx) {
   if (!ctx) return;
-  for (auto& state : ctx->layer_state) state.reset();
+  detail::release_layer_states(*ctx);
   ctx->world = team();
   ctx->local = team();
   ctx->arena.reset();
@@ -151,6 +151,7 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
     const rank_t node = c.transport->node_ranks().front();
     c.local = c.world.split(node, c.world.rank());
     c.arena = std::make_unique<detail::arena_impl>(threads);
+    detail::run_layer_opens(c);
     c.boot->barrier();
   } catch (...) {
     retire(detail::uninstall_context());
@@ -167,9 +168,9 @@ void runtime::close() {
   std::lock_guard lock(g_open_mutex);
   detail::context* c = detail::current_context();
   if (c == nullptr) return;
-  c->boot->barrier();  // every rank is done with collectives and transport calls
-  c->arena.reset();    // tasks still queued finish first
-  for (auto& state : c->layer_state) state.reset();  // upper layers' memory, before the transport
+  c->boot->barrier();                // every rank is done with collectives and transport calls
+  c->arena.reset();                  // tasks still queued finish first
+  detail::release_layer_states(*c);  // upper layers' memory, before the transport
   c->world = team();
   c->local = team();
   static_cast<transport::runtime_backend&>(*c->transport).close();

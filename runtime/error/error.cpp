@@ -57,6 +57,8 @@ std::string_view error_class_name(error_class ec) noexcept {
       return "truncate";
     case error_class::io:
       return "io";
+    case error_class::no_mem:
+      return "no_mem";
     case error_class::not_open:
       return "not_open";
     case error_class::intern:
@@ -113,6 +115,8 @@ std::string_view error_class_description(error_class ec) noexcept {
       return "data does not fit the receive buffer";
     case error_class::io:
       return "I/O error";
+    case error_class::no_mem:
+      return "out of memory";
     case error_class::not_open:
       return "the oneside runtime is not open";
     case error_class::intern:

@@ -78,6 +78,13 @@ constexpr std::array registry{
                "Barrier algorithm: dissemination (fastest when every rank has a core), central "
                "(fewer scheduling rounds when ranks outnumber cores) or auto (picks by "
                "ONESIDE_OVERSUBSCRIBE).", "auto|dissemination|central"},
+  // The pgas layer.
+  setting_info{"ONESIDE_HEAP_SEGMENT_BYTES", size, "64M",
+               "Bytes of each segment a rank's global heap adds when it is full (a larger "
+               "request gets a segment of its own size); pages are used only once touched."},
+  setting_info{"ONESIDE_HEAP_MAX_BYTES", size, "0",
+               "Cap on the bytes of each rank's global heap segments (0: no cap). An allocation "
+               "that would need more raises no_mem and leaves the heap as it was."},
   // Tasks and placement.
   setting_info{"ONESIDE_TASK_THREADS", integer, "0",
                "Threads in each rank's task arena; 0 means the number of cores the rank is "

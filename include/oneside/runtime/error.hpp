@@ -39,6 +39,7 @@ enum class error_class : std::uint8_t {
   request,
   truncate,
   io,
+  no_mem,  // memory could not be allocated (MPI_ERR_NO_MEM; e.g. a heap at its cap)
   // oneside's own.
   not_open,  // the runtime is not open in this process (used before open or after close)
   intern,    // an internal failure (a system call failed, a resource ran out)

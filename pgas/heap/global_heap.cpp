@@ -1,0 +1,84 @@
+// The global heap of one rank (see global_heap.hpp and include/oneside/pgas/heap.hpp).
+#include "heap/global_heap.hpp"
+
+#include <string>
+
+#include "error/check.hpp"
+
+namespace oneside::pgas::detail {
+namespace {
+
+constexpr std::size_t page = free_list::arena_alignment;
+
+constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept {
+  return (n + to - 1) / to * to;
+}
+
+}  // namespace
+
+global_heap::global_heap(transport::backend& t, rma::window& window, std::size_t segment_bytes,
+                         std::size_t cap)
+    : transport_(t),
+      window_(window),
+      segment_bytes_(round_up(segment_bytes == 0 ? page : segment_bytes, page)),
+      cap_(cap) {}
+
+global_heap::~global_heap() = default;
+
+void* global_heap::allocate(std::size_t bytes, std::size_t align) {
+  if (void* p = list_.allocate(bytes, align)) return p;
+  std::lock_guard lock(grow_mutex_);
+  if (void* p = list_.allocate(bytes, align)) return p;  // another thread grew it
+  grow(bytes, align);
+  void* p = list_.allocate(bytes, align);
+  ONESIDE_CHECK(p != nullptr, error_class::intern, {.call = "allocate", .bytes = bytes},
+                "a new heap segment could not serve the request it was made for");
+  return p;
+}
+
+void global_heap::grow(std::size_t bytes, std::size_t align) {
+  // What one block of `bytes` at `align` needs in a fresh segment, tags and fences included.
+  const std::size_t need = round_up(
+      bytes + align + free_list::block_overhead + free_list::min_block + free_list::arena_overhead,
+      page);
+  std::size_t size = std::max(segment_bytes_, need);
+  const std::size_t have = list_.stats().total_bytes;
+  if (cap_ != 0 && have + size > cap_) {
+    // Up to the cap, if that still serves the request.
+    size = cap_ > have ? (cap_ - have) / page * page : 0;
+    ONESIDE_CHECK(size >= need, error_class::no_mem, {.call = "allocate", .bytes = bytes},
+                  "the global heap of this rank would exceed its cap of " + std::to_string(cap_) +
+                      " bytes (ONESIDE_HEAP_MAX_BYTES; " + std::to_string(have) +
+                      " bytes in segments, " + std::to_string(list_.stats().largest_free) +
+                      " the largest free block)");
+  }
+  transport::segment seg = transport_.allocate_segment(size);
+  window_.attach(seg.base(), size);
+  try {
+    list_.add_arena(seg.base(), size);
+  } catch (...) {
+    window_.detach(seg.base());
+    throw;
+  }
+  segments_.push_back(std::move(seg));
+}
+
+void global_heap::deallocate(void* p) {
+  list_.deallocate(p);
+}
+
+void global_heap::check_block(const void* p) const {
+  list_.check_block(p, "deallocate");
+}
+
+heap_stats_t global_heap::stats() const {
+  const free_list_stats s = list_.stats();
+  return heap_stats_t{.size = s.total_bytes,
+                      .used = s.used_bytes,
+                      .free = s.free_bytes,
+                      .largest_free = s.largest_free,
+                      .segments = s.arena_count,
+                      .live_blocks = s.live_blocks};
+}
+
+}  // namespace oneside::pgas::detail

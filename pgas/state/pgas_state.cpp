@@ -1,0 +1,164 @@
+// The pgas layer's per-process state, made on every rank when the runtime opens (the
+// job-wide dynamic window is collective) and released when it closes: the window, this
+// rank's heap and the table of load/store-reachable ranks that global_ptr reads.
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <oneside/pgas/global_ptr.hpp>
+#include <oneside/pgas/heap.hpp>
+#include <oneside/rma/window.hpp>
+#include <oneside/runtime/transport.hpp>
+
+#include "context/context.hpp"
+#include "error/check.hpp"
+#include "heap/global_heap.hpp"
+#include "settings/settings.hpp"
+
+namespace oneside::pgas::detail {
+namespace {
+
+using oneside::detail::context;
+
+class pgas_state {
+ public:
+  explicit pgas_state(context& c)
+      : transport_(*c.transport),
+        rank_(c.world.rank()),
+        local_(static_cast<std::size_t>(c.world.size()), 0),
+        window_(rma::window::create_dynamic(c.world)) {
+    for (rank_t r : transport_.node_ranks()) local_[static_cast<std::size_t>(r)] = 1;
+    heap_ = std::make_unique<global_heap>(
+        transport_, window_,
+        static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_SEGMENT_BYTES")),
+        static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_MAX_BYTES")));
+  }
+
+  transport::backend& transport() noexcept { return transport_; }
+  rank_t rank() const noexcept { return rank_; }
+  bool is_local_rank(rank_t r) const noexcept {
+    return r >= 0 && static_cast<std::size_t>(r) < local_.size() &&
+           local_[static_cast<std::size_t>(r)] != 0;
+  }
+  global_heap& heap() noexcept { return *heap_; }
+
+ private:
+  transport::backend& transport_;
+  rank_t rank_;
+  std::vector<char> local_;  // by world rank: load/store reachable from here
+  // Destroyed before the window (whose free is collective at close, local when a rank fails),
+  // declared first so that it goes after it: the segments outlive the window.
+  std::unique_ptr<global_heap> heap_;
+  rma::window window_;
+};
+
+std::atomic<pgas_state*> g_state{nullptr};
+
+struct state_handle {
+  explicit state_handle(context& c) : state(c) { g_state.store(&state, std::memory_order_release); }
+  ~state_handle() { g_state.store(nullptr, std::memory_order_release); }
+  pgas_state state;
+};
+
+void open_pgas(context& c) {
+  c.layer_state[static_cast<std::size_t>(oneside::detail::layer::pgas)] =
+      std::make_shared<state_handle>(c);
+}
+
+[[maybe_unused]] const bool registered =
+    (oneside::detail::register_layer_open(oneside::detail::layer::pgas, &open_pgas), true);
+
+pgas_state& state(std::string_view call) {
+  pgas_state* s = g_state.load(std::memory_order_acquire);
+  if (s == nullptr) [[unlikely]] {
+    (void)oneside::detail::require_context(call);  // raises not_open
+    oneside::detail::raise(error_class::intern, {.call = call},
+                           "the pgas layer was not set up when the runtime opened");
+  }
+  return *s;
+}
+
+std::string hex(std::uintptr_t a) {
+  char buf[2 + 16 + 1];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
+  return buf;
+}
+
+}  // namespace
+
+bool is_local_rank(rank_t r) noexcept {
+  pgas_state* s = g_state.load(std::memory_order_acquire);
+  return s != nullptr && s->is_local_rank(r);
+}
+
+void* local_address(rank_t r, std::uintptr_t addr, std::size_t bytes) noexcept {
+  pgas_state* s = g_state.load(std::memory_order_acquire);
+  if (s == nullptr) return nullptr;
+  if (r == s->rank()) return reinterpret_cast<void*>(addr);
+  if (!s->is_local_rank(r)) return nullptr;
+  return s->transport().direct(r, addr, bytes);
+}
+
+rank_t my_rank_if_open() noexcept {
+  pgas_state* s = g_state.load(std::memory_order_acquire);
+  return s != nullptr ? s->rank() : -1;
+}
+
+void* local_or_raise(rank_t r, std::uintptr_t addr, std::size_t bytes) {
+  if (addr == 0) return nullptr;
+  (void)state("global_ptr::local");
+  if (void* p = local_address(r, addr, bytes)) return p;
+  oneside::detail::raise(error_class::arg, {.call = "global_ptr::local", .target = r},
+                         "the memory at " + hex(addr) + " of rank " + std::to_string(r) +
+                             " is not load/store reachable from this process (is_local() is "
+                             "false: use rget/rput)");
+}
+
+void different_ranks(rank_t a, rank_t b) {
+  oneside::detail::raise(error_class::arg, {.call = "global_ptr::operator-"},
+                         "the pointers are into different ranks' memory (" + std::to_string(a) +
+                             " and " + std::to_string(b) + ")");
+}
+
+rank_t my_rank() {
+  return state("global_ptr").rank();
+}
+
+global_ptr<void> heap_allocate(std::size_t bytes, std::size_t align) {
+  pgas_state& s = state("allocate");
+  void* p = s.heap().allocate(bytes, align);
+  return global_ptr<void>(s.rank(), reinterpret_cast<std::uintptr_t>(p));
+}
+
+namespace {
+void* own_block(pgas_state& s, global_ptr<void> p, std::string_view call) {
+  ONESIDE_CHECK(p.where() == s.rank(), error_class::rank, {.call = call, .target = p.where()},
+                "the block at " + hex(p.address()) + " belongs to rank " +
+                    std::to_string(p.where()) + "'s heap; only its owner frees it");
+  return reinterpret_cast<void*>(p.address());
+}
+}  // namespace
+
+void heap_deallocate(global_ptr<void> p) {
+  if (p.is_null()) return;
+  pgas_state& s = state("deallocate");
+  s.heap().deallocate(own_block(s, p, "deallocate"));
+}
+
+void heap_check_block(global_ptr<void> p) {
+  pgas_state& s = state("deallocate");
+  s.heap().check_block(own_block(s, p, "deallocate"));
+}
+
+}  // namespace oneside::pgas::detail
+
+namespace oneside {
+
+heap_stats_t heap_stats() {
+  return pgas::detail::state("heap_stats").heap().stats();
+}
+
+}  // namespace oneside
