@@ -4,7 +4,8 @@
 //   allocator_batch_*:   64 allocations, then their 64 deallocations in a fixed shuffled
 //                        order; blocks of 8, 64 or 1024 bytes, or (allocator_batch_random_*)
 //                        of random sizes from 8 to 256 bytes.
-// Issue target: the free list within 3x malloc for small blocks.
+//   *_global_heap:       the same through oneside::allocate/deallocate (this rank's heap).
+// Issue target: the allocator within 3x malloc for small blocks.
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -13,6 +14,8 @@
 #include <random>
 
 #include <benchmark/benchmark.h>
+
+#include <oneside/oneside.hpp>
 
 #include "bench_support.hpp"
 #include "heap/free_list.hpp"
@@ -32,6 +35,14 @@ struct free_list_allocator {
 
   bench::page_buffer memory;
   oneside::pgas::detail::free_list list;
+};
+
+// The same through the public heap: oneside::allocate/deallocate on this rank's global heap.
+struct global_heap_allocator {
+  static void* allocate(std::size_t bytes) { return oneside::allocate<std::byte>(bytes).local(); }
+  static void deallocate(void* p) {
+    oneside::deallocate(oneside::global_ptr<std::byte>::from_local(static_cast<std::byte*>(p)));
+  }
 };
 
 struct malloc_allocator {
@@ -88,12 +99,20 @@ BENCHMARK(allocator_pair<free_list_allocator>)
     ->Name("allocator_pair_free_list")
     ->Apply(block_sizes)
     ->UseManualTime();
+BENCHMARK(allocator_pair<global_heap_allocator>)
+    ->Name("allocator_pair_global_heap")
+    ->Apply(block_sizes)
+    ->UseManualTime();
 BENCHMARK(allocator_pair<malloc_allocator>)
     ->Name("allocator_pair_malloc")
     ->Apply(block_sizes)
     ->UseManualTime();
 BENCHMARK(allocator_batch<free_list_allocator>)
     ->Name("allocator_batch_free_list")
+    ->Apply(block_sizes)
+    ->UseManualTime();
+BENCHMARK(allocator_batch<global_heap_allocator>)
+    ->Name("allocator_batch_global_heap")
     ->Apply(block_sizes)
     ->UseManualTime();
 BENCHMARK(allocator_batch<malloc_allocator>)

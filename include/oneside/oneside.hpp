@@ -1,6 +1,7 @@
 // The umbrella header: everything an application uses.
 #pragma once
 
+#include <oneside/pgas/future.hpp>
 #include <oneside/pgas/global_ptr.hpp>
 #include <oneside/pgas/heap.hpp>
 #include <oneside/rma/epoch.hpp>
