@@ -6,4 +6,7 @@
 namespace oneside::transport::detail {
 // The handler registered under `id`, or null. Lock-free; callable from the agent thread.
 am_handler find_am_handler(am_handler_id id) noexcept;
+// What every transport checks before sending an active message: a registered handler and a
+// payload of at most `max_payload` bytes, error(arg) otherwise.
+void check_am_send(rank_t dst, am_handler_id handler, std::size_t bytes, std::size_t max_payload);
 }  // namespace oneside::transport::detail

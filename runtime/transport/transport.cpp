@@ -74,6 +74,14 @@ am_handler find_am_handler(am_handler_id id) noexcept {
   }
   return nullptr;
 }
+
+void check_am_send(rank_t dst, am_handler_id handler, std::size_t bytes, std::size_t max_payload) {
+  ONESIDE_CHECK(find_am_handler(handler) != nullptr, error_class::arg,
+                {.call = "am_send", .target = dst}, "unknown active-message handler");
+  ONESIDE_CHECK(
+      bytes <= max_payload, error_class::arg, {.call = "am_send", .target = dst, .bytes = bytes},
+      "payload larger than the largest active message (" + std::to_string(max_payload) + " bytes)");
+}
 }  // namespace detail
 
 segment::~segment() {

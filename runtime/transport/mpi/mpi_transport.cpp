@@ -130,6 +130,8 @@ struct reply_capture {
 };
 thread_local reply_capture* t_capture = nullptr;
 
+struct byte_layout;  // below, with the iovec transfers
+
 class mpi_backend final : public runtime_backend {
  public:
   mpi_backend(oneside::detail::bootstrap& boot, const mpi_options& opts);
@@ -264,6 +266,11 @@ class mpi_backend final : public runtime_backend {
   void progress_main() noexcept;
   void stop_progress() noexcept;
   void attach_sentinel();
+  // The layout transfer of putv/getv: one MPI_(R)Put or MPI_(R)Get of `origin` (absolute
+  // addresses) to or from `target` (offsets from `lowest`), then as `c` asks.
+  void transfer_layouts(bool is_put, rank_t to, const byte_layout& origin,
+                        const byte_layout& target, std::uintptr_t lowest, completion* c,
+                        std::string_view call);
   void attach(std::uint64_t id, void* base, std::size_t bytes);
   std::uintptr_t carve(std::size_t bytes, std::size_t& chunk_index);
   void detach(std::uint64_t id) noexcept;
@@ -685,7 +692,6 @@ void mpi_backend::get(rank_t src, std::uintptr_t addr, std::span<std::byte> dst,
   }
 }
 
-namespace {
 // An hindexed MPI datatype over byte pieces: absolute addresses (origin, with MPI_BOTTOM) or
 // offsets from the lowest address (target).
 struct byte_layout {
@@ -724,7 +730,33 @@ std::size_t stream_bytes(std::span<const Iov> v) noexcept {
   for (const auto& p : v) n += p.len;
   return n;
 }
-}  // namespace
+
+// The lowest address of the non-empty pieces.
+std::uintptr_t lowest_address(std::span<const remote_iov> remote) noexcept {
+  std::uintptr_t lowest = UINTPTR_MAX;
+  for (const auto& r : remote) {
+    if (r.len > 0) lowest = std::min(lowest, r.addr);
+  }
+  return lowest;
+}
+
+void mpi_backend::transfer_layouts(bool is_put, rank_t to, const byte_layout& origin,
+                                   const byte_layout& target, std::uintptr_t lowest, completion* c,
+                                   std::string_view call) {
+  const auto at = static_cast<MPI_Aint>(lowest);
+  if (c != nullptr && c != deferred()) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    check(is_put ? MPI_Rput(MPI_BOTTOM, 1, origin.type, to, at, 1, target.type, win_, &req)
+                 : MPI_Rget(MPI_BOTTOM, 1, origin.type, to, at, 1, target.type, win_, &req),
+          call, to);
+    track(*c, to, req);
+    return;
+  }
+  check(is_put ? MPI_Put(MPI_BOTTOM, 1, origin.type, to, at, 1, target.type, win_)
+               : MPI_Get(MPI_BOTTOM, 1, origin.type, to, at, 1, target.type, win_),
+        call, to);
+  if (c == nullptr) check(MPI_Win_flush_local(to, win_), call, to);
+}
 
 void mpi_backend::putv(rank_t dst, std::span<const const_iov> local,
                        std::span<const remote_iov> remote, completion* c) {
@@ -742,10 +774,7 @@ void mpi_backend::putv(rank_t dst, std::span<const const_iov> local,
     put(dst, remote[0].addr, std::span(local[0].base, local[0].len), c);
     return;
   }
-  std::uintptr_t lowest = UINTPTR_MAX;
-  for (const auto& r : remote) {
-    if (r.len > 0) lowest = std::min(lowest, r.addr);
-  }
+  const std::uintptr_t lowest = lowest_address(remote);
   const bool reply = t_capture != nullptr && t_capture->transport == this;
   if ((c == nullptr && n <= stage_limit) || (reply && dst == t_capture->source)) {
     auto copy = std::make_unique<std::byte[]>(n);
@@ -777,18 +806,7 @@ void mpi_backend::putv(rank_t dst, std::span<const const_iov> local,
   make_layout(remote, lowest, target, "putv");
   byte_layout origin;
   make_layout(local, 0, origin, "putv");
-  if (c != nullptr && c != deferred()) {
-    MPI_Request req = MPI_REQUEST_NULL;
-    check(MPI_Rput(MPI_BOTTOM, 1, origin.type, dst, static_cast<MPI_Aint>(lowest), 1, target.type,
-                   win_, &req),
-          "putv", dst);
-    track(*c, dst, req);
-    return;
-  }
-  check(
-      MPI_Put(MPI_BOTTOM, 1, origin.type, dst, static_cast<MPI_Aint>(lowest), 1, target.type, win_),
-      "putv", dst);
-  if (c == nullptr) check(MPI_Win_flush_local(dst, win_), "putv", dst);
+  transfer_layouts(true, dst, origin, target, lowest, c, "putv");
 }
 
 void mpi_backend::getv(rank_t src, std::span<const mutable_iov> local,
@@ -807,26 +825,12 @@ void mpi_backend::getv(rank_t src, std::span<const mutable_iov> local,
     get(src, remote[0].addr, std::span(local[0].base, local[0].len), c);
     return;
   }
-  std::uintptr_t lowest = UINTPTR_MAX;
-  for (const auto& r : remote) {
-    if (r.len > 0) lowest = std::min(lowest, r.addr);
-  }
+  const std::uintptr_t lowest = lowest_address(remote);
   byte_layout target;
   make_layout(remote, lowest, target, "getv");
   byte_layout origin;
   make_layout(local, 0, origin, "getv");
-  if (c != nullptr && c != deferred()) {
-    MPI_Request req = MPI_REQUEST_NULL;
-    check(MPI_Rget(MPI_BOTTOM, 1, origin.type, src, static_cast<MPI_Aint>(lowest), 1, target.type,
-                   win_, &req),
-          "getv", src);
-    track(*c, src, req);
-    return;
-  }
-  check(
-      MPI_Get(MPI_BOTTOM, 1, origin.type, src, static_cast<MPI_Aint>(lowest), 1, target.type, win_),
-      "getv", src);
-  if (c == nullptr) check(MPI_Win_flush_local(src, win_), "getv", src);
+  transfer_layouts(false, src, origin, target, lowest, c, "getv");
 }
 
 void mpi_backend::amo(rank_t dst, std::uintptr_t addr, const amo_args& args, void* result,
@@ -875,12 +879,7 @@ void mpi_backend::am_send(rank_t dst, am_handler_id handler, std::span<const std
     on_node(dst, c, [&](rank_t l, completion* lc) { node_->am_send(l, handler, payload, lc); });
     return;
   }
-  ONESIDE_CHECK(detail::find_am_handler(handler) != nullptr, error_class::arg,
-                {.call = "am_send", .target = dst}, "unknown active-message handler");
-  ONESIDE_CHECK(payload.size() <= caps_.max_am_payload, error_class::arg,
-                {.call = "am_send", .target = dst, .bytes = payload.size()},
-                "payload larger than the largest active message (" +
-                    std::to_string(caps_.max_am_payload) + " bytes)");
+  detail::check_am_send(dst, handler, payload.size(), caps_.max_am_payload);
   const std::size_t bytes = sizeof(am_header) + payload.size();
   auto buf = std::make_unique<std::byte[]>(bytes);
   if (!payload.empty()) std::memcpy(buf.get() + sizeof(am_header), payload.data(), payload.size());

@@ -651,12 +651,7 @@ void shm::wait(completion& c) {
 void shm::am_send(rank_t dst, am_handler_id handler, std::span<const std::byte> payload,
                   completion* c) {
   check_rank(dst, "am_send");
-  ONESIDE_CHECK(detail::find_am_handler(handler) != nullptr, error_class::arg,
-                {.call = "am_send", .target = dst}, "unknown active-message handler");
-  ONESIDE_CHECK(payload.size() <= caps_.max_am_payload, error_class::arg,
-                {.call = "am_send", .target = dst, .bytes = payload.size()},
-                "payload larger than the largest active message (" +
-                    std::to_string(caps_.max_am_payload) + " bytes)");
+  detail::check_am_send(dst, handler, payload.size(), caps_.max_am_payload);
   peer& p = peer_of(dst);
   std::uint64_t ticket = 0;
   {
