@@ -1,9 +1,16 @@
 // The umbrella header: everything an application uses.
 #pragma once
 
+#include <oneside/pgas/atomic.hpp>
+#include <oneside/pgas/communication.hpp>
+#include <oneside/pgas/dist_object.hpp>
 #include <oneside/pgas/future.hpp>
 #include <oneside/pgas/global_ptr.hpp>
+#include <oneside/pgas/global_ref.hpp>
 #include <oneside/pgas/heap.hpp>
+#include <oneside/pgas/lock.hpp>
+#include <oneside/pgas/signal.hpp>
+#include <oneside/pgas/symmetric_heap.hpp>
 #include <oneside/rma/epoch.hpp>
 #include <oneside/rma/request.hpp>
 #include <oneside/rma/window.hpp>

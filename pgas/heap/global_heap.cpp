@@ -1,7 +1,9 @@
 // The global heap of one rank (see global_heap.hpp and include/oneside/pgas/heap.hpp).
 #include "heap/global_heap.hpp"
 
+#include <algorithm>
 #include <string>
+#include <utility>
 
 #include "error/check.hpp"
 
@@ -16,27 +18,70 @@ constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept {
 
 }  // namespace
 
-global_heap::global_heap(transport::backend& t, rma::window& window, std::size_t segment_bytes,
-                         std::size_t cap)
+global_heap::global_heap(transport::backend& t, rma::window& window, peer_map& directory,
+                         std::size_t segment_bytes, std::size_t cap)
     : transport_(t),
       window_(window),
+      directory_(directory),
       segment_bytes_(round_up(segment_bytes == 0 ? page : segment_bytes, page)),
       cap_(cap) {}
 
-global_heap::~global_heap() = default;
+global_heap::~global_heap() {
+  std::thread last;
+  {
+    std::lock_guard lock(defer_mutex_);
+    last = std::move(deferred_thread_);
+  }
+  if (last.joinable()) last.join();
+}
 
-void* global_heap::allocate(std::size_t bytes, std::size_t align) {
+void* global_heap::allocate(std::size_t bytes, std::size_t align, std::string_view call) {
   if (void* p = list_.allocate(bytes, align)) return p;
+  // More than any segment may hold (also what n * sizeof(T) saturates to on overflow).
+  ONESIDE_CHECK(bytes <= free_list::max_arena_bytes - 2 * free_list::max_alignment,
+                error_class::no_mem, {.call = call, .bytes = bytes},
+                "larger than the global heap can ever serve");
   std::lock_guard lock(grow_mutex_);
   if (void* p = list_.allocate(bytes, align)) return p;  // another thread grew it
-  grow(bytes, align);
+  grow(bytes, align, call);
   void* p = list_.allocate(bytes, align);
-  ONESIDE_CHECK(p != nullptr, error_class::intern, {.call = "allocate", .bytes = bytes},
+  ONESIDE_CHECK(p != nullptr, error_class::intern, {.call = call, .bytes = bytes},
                 "a new heap segment could not serve the request it was made for");
   return p;
 }
 
-void global_heap::grow(std::size_t bytes, std::size_t align) {
+void* global_heap::try_allocate(std::size_t bytes, std::size_t align) {
+  return list_.allocate(bytes, align);
+}
+
+void global_heap::defer(std::function<void()> job) {
+  std::lock_guard lock(defer_mutex_);
+  deferred_.push_back(std::move(job));
+  if (deferring_) return;  // the running thread takes it
+  // The previous thread has left run_deferred (it cleared deferring_ under the lock and
+  // touches nothing after): joining it is immediate.
+  if (deferred_thread_.joinable()) deferred_thread_.join();
+  deferring_ = true;
+  deferred_thread_ = std::thread([this] { run_deferred(); });
+}
+
+void global_heap::run_deferred() noexcept {
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::lock_guard lock(defer_mutex_);
+      if (deferred_.empty()) {
+        deferring_ = false;
+        return;
+      }
+      job = std::move(deferred_.front());
+      deferred_.pop_front();
+    }
+    job();
+  }
+}
+
+void global_heap::grow(std::size_t bytes, std::size_t align, std::string_view call) {
   // What one block of `bytes` at `align` needs in a fresh segment, tags and fences included.
   const std::size_t need = round_up(
       bytes + align + free_list::block_overhead + free_list::min_block + free_list::arena_overhead,
@@ -46,7 +91,7 @@ void global_heap::grow(std::size_t bytes, std::size_t align) {
   if (cap_ != 0 && have + size > cap_) {
     // Up to the cap, if that still serves the request.
     size = cap_ > have ? (cap_ - have) / page * page : 0;
-    ONESIDE_CHECK(size >= need, error_class::no_mem, {.call = "allocate", .bytes = bytes},
+    ONESIDE_CHECK(size >= need, error_class::no_mem, {.call = call, .bytes = bytes},
                   "the global heap of this rank would exceed its cap of " + std::to_string(cap_) +
                       " bytes (ONESIDE_HEAP_MAX_BYTES; " + std::to_string(have) +
                       " bytes in segments, " + std::to_string(list_.stats().largest_free) +
@@ -55,6 +100,7 @@ void global_heap::grow(std::size_t bytes, std::size_t align) {
   transport::segment seg = transport_.allocate_segment(size);
   window_.attach(seg.base(), size);
   try {
+    directory_.publish(seg.base(), size);  // before any block of it can be handed out
     list_.add_arena(seg.base(), size);
   } catch (...) {
     window_.detach(seg.base());
@@ -71,14 +117,17 @@ void global_heap::check_block(const void* p) const {
   list_.check_block(p, "deallocate");
 }
 
-heap_stats_t global_heap::stats() const {
-  const free_list_stats s = list_.stats();
+heap_stats_t as_heap_stats(const free_list_stats& s) noexcept {
   return heap_stats_t{.size = s.total_bytes,
                       .used = s.used_bytes,
                       .free = s.free_bytes,
                       .largest_free = s.largest_free,
                       .segments = s.arena_count,
                       .live_blocks = s.live_blocks};
+}
+
+heap_stats_t global_heap::stats() const {
+  return as_heap_stats(list_.stats());
 }
 
 }  // namespace oneside::pgas::detail

@@ -3,7 +3,11 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
+#include <functional>
 #include <mutex>
+#include <string_view>
+#include <thread>
 #include <vector>
 
 #include <oneside/pgas/heap.hpp>
@@ -11,35 +15,58 @@
 #include <oneside/runtime/transport.hpp>
 
 #include "heap/free_list.hpp"
+#include "state/peer_map.hpp"
 
 namespace oneside::pgas::detail {
+
+// What heap_stats() reports of a free list (the global and the symmetric heap).
+heap_stats_t as_heap_stats(const free_list_stats& s) noexcept;
 
 class global_heap {
  public:
   // Segments of `segment_bytes` (rounded up to pages; larger requests get their own size),
-  // at most `cap` bytes in all (0: no cap), attached to `window` (a dynamic window).
-  global_heap(transport::backend& t, rma::window& window, std::size_t segment_bytes,
-              std::size_t cap);
+  // at most `cap` bytes in all (0: no cap), attached to `window` (a dynamic window) and
+  // listed in `directory` for node peers.
+  global_heap(transport::backend& t, rma::window& window, peer_map& directory,
+              std::size_t segment_bytes, std::size_t cap);
   global_heap(const global_heap&) = delete;
   global_heap& operator=(const global_heap&) = delete;
   ~global_heap();
 
-  void* allocate(std::size_t bytes, std::size_t align);
+  // A block, growing the heap when none fits. Errors name `call`: no_mem (the cap, or more
+  // than a segment can hold), arg (bad alignment).
+  void* allocate(std::size_t bytes, std::size_t align, std::string_view call = "allocate");
+  // A block from the segments there are, or null when the heap would have to grow (growing
+  // attaches to the window, which may wait for peers: active-message handlers call this).
+  void* try_allocate(std::size_t bytes, std::size_t align);
   void deallocate(void* p);
   void check_block(const void* p) const;
   heap_stats_t stats() const;
 
+  // Runs `job` on a thread of the heap's own, jobs in the order given: for what an
+  // active-message handler must not do on the agent (allocate() that grows the heap). The
+  // thread starts when a job arrives and ends when none is left; the destructor joins it, so
+  // jobs must be done before the window goes (remote_heap.cpp: every job answers a request
+  // whose origin waits for the answer before the runtime closes). `job` must not throw.
+  void defer(std::function<void()> job);
+
  private:
   // Adds a segment that can serve `bytes` at `align`; error(no_mem) past the cap.
-  void grow(std::size_t bytes, std::size_t align);
+  void grow(std::size_t bytes, std::size_t align, std::string_view call);
+  void run_deferred() noexcept;
 
   transport::backend& transport_;
   rma::window& window_;
+  peer_map& directory_;
   const std::size_t segment_bytes_;
   const std::size_t cap_;
   free_list list_;
   std::mutex grow_mutex_;                     // one growth at a time
   std::vector<transport::segment> segments_;  // guarded by grow_mutex_
+  std::mutex defer_mutex_;
+  std::deque<std::function<void()>> deferred_;  // guarded by defer_mutex_
+  bool deferring_ = false;                      // the thread runs; guarded by defer_mutex_
+  std::thread deferred_thread_;                 // guarded by defer_mutex_
 };
 
 }  // namespace oneside::pgas::detail

@@ -1,6 +1,7 @@
-// The pgas layer's per-process state, made on every rank when the runtime opens (the
-// job-wide dynamic window is collective) and released when it closes: the window, this
-// rank's heap and the table of load/store-reachable ranks that global_ptr reads.
+// The pgas layer's per-process state (pgas_state.hpp) and the calls of global_ptr.hpp and
+// heap.hpp that need it.
+#include "state/pgas_state.hpp"
+
 #include <atomic>
 #include <cstdio>
 #include <memory>
@@ -15,45 +16,12 @@
 
 #include "context/context.hpp"
 #include "error/check.hpp"
-#include "heap/global_heap.hpp"
 #include "settings/settings.hpp"
 
 namespace oneside::pgas::detail {
 namespace {
 
 using oneside::detail::context;
-
-class pgas_state {
- public:
-  explicit pgas_state(context& c)
-      : transport_(*c.transport),
-        rank_(c.world.rank()),
-        local_(static_cast<std::size_t>(c.world.size()), 0),
-        window_(rma::window::create_dynamic(c.world)) {
-    for (rank_t r : transport_.node_ranks()) local_[static_cast<std::size_t>(r)] = 1;
-    heap_ = std::make_unique<global_heap>(
-        transport_, window_,
-        static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_SEGMENT_BYTES")),
-        static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_MAX_BYTES")));
-  }
-
-  transport::backend& transport() noexcept { return transport_; }
-  rank_t rank() const noexcept { return rank_; }
-  bool is_local_rank(rank_t r) const noexcept {
-    return r >= 0 && static_cast<std::size_t>(r) < local_.size() &&
-           local_[static_cast<std::size_t>(r)] != 0;
-  }
-  global_heap& heap() noexcept { return *heap_; }
-
- private:
-  transport::backend& transport_;
-  rank_t rank_;
-  std::vector<char> local_;  // by world rank: load/store reachable from here
-  // Destroyed before the window (whose free is collective at close, local when a rank fails),
-  // declared first so that it goes after it: the segments outlive the window.
-  std::unique_ptr<global_heap> heap_;
-  rma::window window_;
-};
 
 std::atomic<pgas_state*> g_state{nullptr};
 
@@ -71,7 +39,57 @@ void open_pgas(context& c) {
 [[maybe_unused]] const bool registered =
     (oneside::detail::register_layer_open(oneside::detail::layer::pgas, &open_pgas), true);
 
-pgas_state& state(std::string_view call) {
+std::string hex(std::uintptr_t a) {
+  char buf[2 + 16 + 1];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
+  return buf;
+}
+
+}  // namespace
+
+pgas_state::pgas_state(context& c)
+    : transport_(*c.transport),
+      world_(c.world),
+      rank_(c.world.rank()),
+      cpu_atomics_(c.transport->caps().atomics_coherent_with_cpu),
+      atomics_direct_(cpu_atomics_ &&
+                      c.transport->node_ranks().size() == static_cast<std::size_t>(c.world.size())),
+      local_(static_cast<std::size_t>(c.world.size()), 0),
+      peers_(std::make_unique<peer_map>(*c.transport, c.world)),
+      window_(rma::window::create_dynamic(c.world)) {
+  for (rank_t r : transport_.node_ranks()) local_[static_cast<std::size_t>(r)] = 1;
+  heap_ = std::make_unique<global_heap>(
+      transport_, window_, *peers_,
+      static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_SEGMENT_BYTES")),
+      static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_MAX_BYTES")));
+  // The same settings, a budget of its own.
+  symmetric_ = std::make_unique<symmetric_heap>(
+      transport_, world_, window_, *peers_,
+      static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_SEGMENT_BYTES")),
+      static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_MAX_BYTES")));
+  // One passive-target epoch on every rank for the job's life, as SHMEM over MPI does: every
+  // pgas operation may go to any rank at any time.
+  window_.lock_all();
+}
+
+pgas_state::~pgas_state() {
+  try {
+    if (window_.is_valid()) window_.unlock_all();
+  } catch (...) {
+    // A failed peer at close: the window's free reports it.
+  }
+}
+
+void pgas_state::flush_if_needed() {
+  const std::uint64_t n = issued_.load(std::memory_order_acquire);
+  if (flushed_.load(std::memory_order_acquire) >= n) return;
+  window_.flush_all();
+  std::uint64_t f = flushed_.load(std::memory_order_relaxed);
+  while (f < n && !flushed_.compare_exchange_weak(f, n, std::memory_order_acq_rel)) {
+  }
+}
+
+pgas_state& get_state(std::string_view call) {
   pgas_state* s = g_state.load(std::memory_order_acquire);
   if (s == nullptr) [[unlikely]] {
     (void)oneside::detail::require_context(call);  // raises not_open
@@ -81,13 +99,9 @@ pgas_state& state(std::string_view call) {
   return *s;
 }
 
-std::string hex(std::uintptr_t a) {
-  char buf[2 + 16 + 1];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
-  return buf;
+pgas_state* get_state_if_open() noexcept {
+  return g_state.load(std::memory_order_acquire);
 }
-
-}  // namespace
 
 bool is_local_rank(rank_t r) noexcept {
   pgas_state* s = g_state.load(std::memory_order_acquire);
@@ -99,7 +113,8 @@ void* local_address(rank_t r, std::uintptr_t addr, std::size_t bytes) noexcept {
   if (s == nullptr) return nullptr;
   if (r == s->rank()) return reinterpret_cast<void*>(addr);
   if (!s->is_local_rank(r)) return nullptr;
-  return s->transport().direct(r, addr, bytes);
+  if (void* p = s->peers().resolve(r, addr, bytes)) return p;  // heap memory: no virtual call
+  return s->transport().direct(r, addr, bytes);                // other exposed memory
 }
 
 rank_t my_rank_if_open() noexcept {
@@ -109,7 +124,7 @@ rank_t my_rank_if_open() noexcept {
 
 void* local_or_raise(rank_t r, std::uintptr_t addr, std::size_t bytes) {
   if (addr == 0) return nullptr;
-  (void)state("global_ptr::local");
+  (void)get_state("global_ptr::local");
   if (void* p = local_address(r, addr, bytes)) return p;
   oneside::detail::raise(error_class::arg, {.call = "global_ptr::local", .target = r},
                          "the memory at " + hex(addr) + " of rank " + std::to_string(r) +
@@ -124,11 +139,11 @@ void different_ranks(rank_t a, rank_t b) {
 }
 
 rank_t my_rank() {
-  return state("global_ptr").rank();
+  return get_state("global_ptr").rank();
 }
 
 global_ptr<void> heap_allocate(std::size_t bytes, std::size_t align) {
-  pgas_state& s = state("allocate");
+  pgas_state& s = get_state("allocate");
   void* p = s.heap().allocate(bytes, align);
   return global_ptr<void>(s.rank(), reinterpret_cast<std::uintptr_t>(p));
 }
@@ -144,12 +159,12 @@ void* own_block(pgas_state& s, global_ptr<void> p, std::string_view call) {
 
 void heap_deallocate(global_ptr<void> p) {
   if (p.is_null()) return;
-  pgas_state& s = state("deallocate");
+  pgas_state& s = get_state("deallocate");
   s.heap().deallocate(own_block(s, p, "deallocate"));
 }
 
 void heap_check_block(global_ptr<void> p) {
-  pgas_state& s = state("deallocate");
+  pgas_state& s = get_state("deallocate");
   s.heap().check_block(own_block(s, p, "deallocate"));
 }
 
@@ -158,7 +173,7 @@ void heap_check_block(global_ptr<void> p) {
 namespace oneside {
 
 heap_stats_t heap_stats() {
-  return pgas::detail::state("heap_stats").heap().stats();
+  return pgas::detail::get_state("heap_stats").heap().stats();
 }
 
 }  // namespace oneside

@@ -416,6 +416,9 @@ void apply_accumulate_message(transport::backend& t, rank_t source,
     done += r.elements;
   }
   guard.release();
+  // As the transport's owner-side atomics do: whoever sleeps here waiting for these words
+  // learns of the change without a wake() from the origin.
+  if (o != op::no_op) t.wake(t.rank());
   if (!old.empty()) t.put(source, h.result_address, old);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
@@ -16,7 +17,15 @@ namespace oneside {
 namespace detail {
 
 struct arena_impl::state {
-  explicit state(int threads) : arena(threads) {}
+  // Enqueued work (async) needs a worker thread: a thread waiting on a future does not enter
+  // the arena. So no slot is reserved for application threads (their execute() waits for a
+  // free slot or runs as a task there), and TBB may start one worker even where it would
+  // start none (a rank bound to one core: TBB sizes its pool by the affinity mask).
+  explicit state(int threads)
+      : workers(oneapi::tbb::global_control::max_allowed_parallelism,
+                static_cast<std::size_t>(std::max(2, threads))),
+        arena(threads, 0) {}
+  oneapi::tbb::global_control workers;
   oneapi::tbb::task_arena arena;
   oneapi::tbb::task_group group;
 };

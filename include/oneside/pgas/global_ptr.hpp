@@ -19,6 +19,9 @@
 
 namespace oneside {
 
+template <class T>
+class global_ref;  // global_ref.hpp, included at the end of this file
+
 namespace pgas::detail {
 // Whether rank r's memory is load/store reachable from this process (this rank or a node peer
 // the transport maps): a lookup in a table made at runtime open, no virtual call.
@@ -34,6 +37,10 @@ rank_t my_rank_if_open() noexcept;
 [[noreturn]] void different_ranks(rank_t a, rank_t b);
 // This process's world rank (error(not_open) when the runtime is not open).
 rank_t my_rank();
+// The address in rank `to`'s symmetric heap at the offset `addr` has in rank `from`'s
+// (symmetric_allocate); error(arg) when `addr` is not in from's symmetric heap, error(rank)
+// for a rank outside the world.
+std::uintptr_t symmetric_address(rank_t from, std::uintptr_t addr, rank_t to);
 }  // namespace pgas::detail
 
 template <class T>
@@ -63,6 +70,12 @@ class global_ptr {
       : rank_(o.where()), address_(o.address()) {}
 
   constexpr rank_t where() const noexcept { return rank_; }
+  // The same object of the symmetric heap on rank r (symmetric_allocate gave every rank one
+  // at the same offset). Null stays null; error(arg) for memory outside the symmetric heap.
+  global_ptr on(rank_t r) const {
+    if (address_ == 0) return {};
+    return global_ptr(r, pgas::detail::symmetric_address(rank_, address_, r));
+  }
   constexpr std::uintptr_t address() const noexcept { return address_; }
   constexpr bool is_null() const noexcept { return address_ == 0; }
   constexpr explicit operator bool() const noexcept { return address_ != 0; }
@@ -75,6 +88,16 @@ class global_ptr {
       return reinterpret_cast<T*>(address_);
     }
     return static_cast<T*>(pgas::detail::local_or_raise(rank_, address_, element_bytes()));
+  }
+
+  // A reference to the element (global_ref.hpp): reads and writes through it go to the owner's
+  // memory; global_ptr<const T> gives a read-only reference.
+  global_ref<T> operator*() const noexcept requires(!std::is_void_v<T>) {
+    return global_ref<T>(*this);
+  }
+  template <std::integral I>
+  global_ref<T> operator[](I i) const noexcept requires(!std::is_void_v<T>) {
+    return global_ref<T>(*this + static_cast<std::ptrdiff_t>(i));
   }
 
   // Arithmetic in units of T (not for void).
@@ -179,3 +202,6 @@ struct std::hash<oneside::global_ptr<T>> {
     return static_cast<std::size_t>(h);
   }
 };
+
+// global_ref<T> (what *p and p[i] give) needs global_ptr<T> complete, so it comes last.
+#include <oneside/pgas/global_ref.hpp>

@@ -1,0 +1,80 @@
+// The pgas layer's per-process state (internal): made on every rank when the runtime opens
+// (the job-wide dynamic window is collective) and released when it closes. It holds the
+// window every pgas operation goes through (in a lock_all epoch for its whole life), this
+// rank's heap, the map of node peers' heap memory and the table of load/store-reachable ranks.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include <oneside/rma/window.hpp>
+#include <oneside/runtime/transport.hpp>
+
+#include "heap/global_heap.hpp"
+#include "heap/symmetric_heap.hpp"
+#include "state/peer_map.hpp"
+
+namespace oneside::detail {
+struct context;
+}
+
+namespace oneside::pgas::detail {
+
+class pgas_state {
+ public:
+  explicit pgas_state(oneside::detail::context& c);
+  pgas_state(const pgas_state&) = delete;
+  pgas_state& operator=(const pgas_state&) = delete;
+  ~pgas_state();
+
+  transport::backend& transport() noexcept { return transport_; }
+  const oneside::team& world() const noexcept { return world_; }
+  rank_t rank() const noexcept { return rank_; }
+  int size() const noexcept { return static_cast<int>(local_.size()); }
+  bool is_local_rank(rank_t r) const noexcept {
+    return static_cast<std::size_t>(r) < local_.size() && local_[static_cast<std::size_t>(r)] != 0;
+  }
+  // Whether CPU atomics on node peers' memory and the transport's atomics act on one value
+  // (shm: yes; a network transport: no, so every atomic takes the window's path).
+  bool cpu_atomics() const noexcept { return cpu_atomics_; }
+  // Whether an atomic may be a CPU atomic on the mapped word: CPU atomics are the transport's
+  // and every rank of the job loads and stores every other's heap. Otherwise some rank
+  // reaches each word through the window, whose accumulate paths lock the word's stripe and
+  // use plain stores, so every atomic (the owner's too) must take the window's path.
+  bool atomics_direct() const noexcept { return atomics_direct_; }
+  global_heap& heap() noexcept { return *heap_; }
+  symmetric_heap& symmetric() noexcept { return *symmetric_; }
+  peer_map& peers() noexcept { return *peers_; }
+  rma::window& window() noexcept { return window_; }
+
+  // quiet()'s bookkeeping: operations issued through the window that a flush_all completes.
+  void note_window_operation() noexcept { issued_.fetch_add(1, std::memory_order_release); }
+  // flush_all when an operation was issued since the last one (any thread's).
+  void flush_if_needed();
+
+ private:
+  transport::backend& transport_;
+  const oneside::team& world_;
+  rank_t rank_;
+  bool cpu_atomics_;
+  bool atomics_direct_;
+  std::vector<char> local_;  // by world rank: load/store reachable from here
+  std::atomic<std::uint64_t> issued_{0};
+  std::atomic<std::uint64_t> flushed_{0};
+  std::unique_ptr<peer_map> peers_;
+  // Destroyed before the window (whose free is collective at close, local when a rank fails),
+  // declared first so that it goes after it: the segments outlive the window.
+  std::unique_ptr<global_heap> heap_;
+  std::unique_ptr<symmetric_heap> symmetric_;  // likewise
+  rma::window window_;
+};
+
+// The state of the open runtime; error(not_open) naming `call` when none is open.
+pgas_state& get_state(std::string_view call);
+// The state, or null when the runtime is not open (no error).
+pgas_state* get_state_if_open() noexcept;
+
+}  // namespace oneside::pgas::detail
