@@ -18,6 +18,13 @@ osc/ucx; oneside with ONESIDE_TRANSPORT=mpi, every peer through MPI), and the re
 oneside's RMA over that transport with raw MPI RMA on the same path, against the overhead
 targets of the MPI transport.
 
+The pgas family (micro/pgas_bench.cpp: global_ptr operations, rank 0 to rank 1, next to the
+same operations over a raw rma::window and memcpy, all in one process) has no MPI peer; its
+peer is OpenSHMEM (peers/oshmem_bench.cpp, Open MPI's OSHMEM under oshrun), run as a third
+suite interleaved with it when it was built (shm transport only). The report then gives
+global_ptr vs raw rma window (one run) and pgas vs OpenSHMEM (paired by repetition, two
+launches), against the PGAS layer's targets.
+
 Standard library only. Needs just a build directory:
 
     bench/run.py --build-dir build/release [--ranks 2 4] [--repetitions 3] [--out DIR]
@@ -62,6 +69,55 @@ GROUPS = {
     # Window synchronization with empty epochs (micro/sync_bench.cpp), its MPI process on
     # --mpi-osc (sm by default: the benches use MPI_Win_allocate windows).
     "sync": ("^rma_sync_", "^mpi_rma_sync_"),
+    # The PGAS layer (micro/pgas_bench.cpp) with its raw rma window baseline in the same
+    # process: no MPI peer (None); its OpenSHMEM peer runs in the oshmem suite (OSHMEM_GROUPS).
+    "pgas": ("^pgas_", None),
+}
+
+# The families the OpenSHMEM suite (bin/oshmem_bench under oshrun) runs with, and its filter
+# there (None: every benchmark of oshmem_bench).
+OSHMEM_GROUPS = {"pgas": None}
+# How oshmem_bench runs on this machine (Open MPI 4.1.4's OSHMEM; bench/README.md says why):
+# SPML ucx, UCX's own memory hooks (Open MPI's segfault in shmem_finalize otherwise), and UCX
+# over shared memory (the origin maps the target's symmetric heap: the peer of the shm
+# transport).
+OSHMEM_OSHRUN = ["--mca", "spml", "ucx", "--mca", "opal_common_ucx_opal_mem_hooks", "0",
+                 "-x", "UCX_TLS=sm,self"]
+
+# The PGAS layer's targets: a global_ptr operation within 10% of the same operation over a raw
+# rma window in the same run (time ≤ 1.10×; bandwidth ≥ 0.90×), and at least OpenSHMEM's speed
+# on one node (time ≤ 1×; bandwidth ≥ 1×). Rows: (label, pgas bench, raw window bench,
+# OpenSHMEM bench or None, memcpy bench for the bandwidth rows or None). A row is a bandwidth
+# row when it has a memcpy bench.
+PGAS_RMA_LATENCY_LIMIT = 1.10
+PGAS_RMA_BANDWIDTH_LIMIT = 0.90
+PGAS_SHMEM_LIMIT = 1.0
+PGAS_ROWS = (
+    ("rput 8 B + wait (remote completion)", "pgas_put_latency/rput/8",
+     "pgas_put_latency/window/8", "oshmem_put_latency/8", None),
+    ("put 8 B + quiet (SHMEM's pattern)", "pgas_put_latency/put_quiet/8",
+     "pgas_put_latency/window/8", "oshmem_put_latency/8", None),
+    ("rget 8 B + wait", "pgas_get_latency/rget/8", "pgas_get_latency/window/8",
+     "oshmem_get_latency/8", None),
+    ("get 8 B (blocking)", "pgas_get_latency/get/8", "pgas_get_latency/window/8",
+     "oshmem_get_latency/8", None),
+    ("fetch_add int64", "pgas_fetch_add/fetch_add/int64", "pgas_fetch_add/window/int64",
+     "oshmem_fetch_add/int64", None),
+    ("64 rput 8 B in flight, then quiet (per put)", "pgas_put_rate/rput_quiet/8",
+     "pgas_put_rate/window/8", None, None),
+    ("rput 1 MiB + wait", f"pgas_put_bandwidth/rput/{MIB}", f"pgas_put_bandwidth/window/{MIB}",
+     f"oshmem_put_bandwidth/{MIB}", f"pgas_memcpy_bandwidth/{MIB}"),
+    ("rget 1 MiB + wait", f"pgas_get_bandwidth/rget/{MIB}", f"pgas_get_bandwidth/window/{MIB}",
+     f"oshmem_get_bandwidth/{MIB}", f"pgas_memcpy_bandwidth/{MIB}"),
+)
+# What the raw window rows measure (for the report's text).
+PGAS_WINDOW_TEXT = {
+    "pgas_put_latency/window/8": "put 8 B + flush",
+    "pgas_get_latency/window/8": "get 8 B + flush",
+    "pgas_fetch_add/window/int64": "fetch_and_op sum + flush",
+    "pgas_put_rate/window/8": "64 puts + flush",
+    f"pgas_put_bandwidth/window/{MIB}": "put 1 MiB + flush",
+    f"pgas_get_bandwidth/window/{MIB}": "get 1 MiB + flush",
 }
 
 # The kinds of window of the rma_* families, and the Open MPI one-sided component each
@@ -179,6 +235,11 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--report-only", action="store_true",
                    help="run nothing: rebuild report.md and medians.csv from <out>/raw")
     p.add_argument("--mpirun", default="mpirun", help="the MPI launcher (default: mpirun)")
+    p.add_argument("--oshrun", default="oshrun",
+                   help="the OpenSHMEM launcher of oshmem_bench, the pgas family's peer "
+                   "(default: oshrun)")
+    p.add_argument("--no-oshmem", action="store_true",
+                   help="do not run the OpenSHMEM peer (oshmem_bench) with the pgas family")
     p.add_argument("--mpi-osc", default="sm",
                    help="Open MPI one-sided component for the RMA peers, passed as --mca osc "
                    "NAME (default: sm, direct load/store on one node, the strongest peer; "
@@ -210,13 +271,19 @@ def parse_args() -> argparse.Namespace:
 
 @dataclass
 class suite:
-    name: str  # "oneside" or "mpi"
+    name: str  # "oneside", "mpi" or "oshmem" (the pgas family's OpenSHMEM peer)
     launcher: list[str]
     program: Path
     network: bool = False  # under mpirun on the MPI transport's network path (--transport mpi)
 
     @property
     def uses_mpirun(self) -> bool:
+        """Started by Open MPI's launcher (mpirun, or oshrun for the OpenSHMEM suite)."""
+        return self.network or self.name in ("mpi", "oshmem")
+
+    @property
+    def takes_osc(self) -> bool:
+        """Whether the run is given an MPI one-sided component (--mca osc)."""
         return self.network or self.name == "mpi"
 
     def command(self, ranks: int, cores: int, extra: list[str], osc: str = "default"
@@ -225,13 +292,17 @@ class suite:
             # oneside-run binds to cores while ranks <= cores, else leaves ranks unbound.
             return [*self.launcher, "-n", str(ranks), str(self.program), *extra]
         # The same placement policy for Open MPI, spelled out (on the network path: its
-        # flags, the same for both suites); then the one-sided component.
+        # flags, the same for both suites); then the one-sided component (OpenSHMEM: its
+        # own flags instead).
         if self.network:
             placement = NETWORK_MPIRUN
         else:
             placement = (["--oversubscribe", "--bind-to", "none"] if ranks > cores
                          else ["--bind-to", "core"])
-        options = [] if osc == "default" else ["--mca", "osc", osc]
+        if self.name == "oshmem":
+            options = OSHMEM_OSHRUN
+        else:
+            options = [] if osc == "default" else ["--mca", "osc", osc]
         return [*self.launcher, "-n", str(ranks), *placement, *options, str(self.program),
                 *extra]
 
@@ -260,7 +331,7 @@ def mpi_filter(a: argparse.Namespace, group: str, bench_filter: str) -> str:
     return bench_filter
 
 
-def find_suites(a: argparse.Namespace) -> list[suite]:
+def find_suites(a: argparse.Namespace, groups: dict) -> list[suite]:
     build = a.build_dir.resolve()
     if not (build / "CMakeCache.txt").is_file():
         fail(f"{build} is not a CMake build directory (no CMakeCache.txt); configure and "
@@ -296,7 +367,43 @@ def find_suites(a: argparse.Namespace) -> list[suite]:
                     bindir / "oneside_micro_bench")]
     if not a.no_mpi:
         suites.append(suite("mpi", [mpirun], bindir / "oneside_mpi_peers"))
+    oshmem = find_oshmem(a, groups, bindir)
+    if oshmem is not None:
+        suites.append(oshmem)
     return suites
+
+
+def find_oshmem(a: argparse.Namespace, groups: dict, bindir: Path) -> suite | None:
+    """The OpenSHMEM suite (oshmem_bench under oshrun), when a family it peers runs, it was
+    built and oshrun is there; otherwise None, saying why on stderr (the report then has no
+    OpenSHMEM columns). On one node only: not with --transport mpi."""
+    if a.no_oshmem or not any(g in OSHMEM_GROUPS for g in groups):
+        return None
+    program = bindir / "oshmem_bench"
+    if not (program.is_file() and os.access(program, os.X_OK)):
+        print(f"[run.py] note: {program} is missing, so the pgas family runs without its "
+              "OpenSHMEM peer (it is built only when CMake finds Open MPI's OSHMEM; build it "
+              f"with: cmake --build {a.build_dir.resolve()} --target oshmem_bench)",
+              file=sys.stderr)
+        return None
+    oshrun = shutil.which(a.oshrun)
+    if oshrun is None:
+        print(f"[run.py] note: {a.oshrun} not found on PATH, so the pgas family runs without "
+              "its OpenSHMEM peer", file=sys.stderr)
+        return None
+    return suite("oshmem", [oshrun, "--timeout", str(a.timeout)], program)
+
+
+def suite_filter(a: argparse.Namespace, s: suite, group: str, filters: tuple
+                 ) -> tuple[bool, str | None]:
+    """(whether suite s runs for this family, its --benchmark_filter)."""
+    if s.name == "oneside":
+        return True, filters[0]
+    if s.name == "oshmem":
+        return group in OSHMEM_GROUPS, OSHMEM_GROUPS.get(group)
+    if filters[1] is None:  # a family without an MPI peer
+        return False, None
+    return True, mpi_filter(a, group, filters[1])
 
 
 def load_average() -> float:
@@ -329,7 +436,7 @@ def run_one(s: suite, ranks: int, rep: int, group: str, bench_filter: str | None
              "--benchmark_out_format=json", "--benchmark_color=false"]
     if bench_filter:
         extra.append(f"--benchmark_filter={bench_filter}")
-    osc = family_osc(a, group) if s.uses_mpirun else ""
+    osc = family_osc(a, group) if s.takes_osc else ""
     cmd = s.command(ranks, cores, extra, osc or "default")
     env = dict(os.environ)
     if s.uses_mpirun and os.geteuid() == 0:
@@ -392,6 +499,10 @@ def split_name(name: str) -> tuple[str, str, int | None]:
     size = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
     if size is None and family.startswith(("rma_", "mpi_rma_")) and "rma_sync_" not in family:
         size = rma_bytes(family, parts[1:])
+    if size is None and family.startswith(("pgas_", "oshmem_")):
+        # pgas_put_latency/rput/8 -> 8; an int64 atomic (…/int64) -> 8.
+        numbers = [int(x) for x in parts[1:] if x.isdigit()]
+        size = numbers[-1] if numbers else 8
     return "/".join(parts), family, size
 
 
@@ -577,12 +688,19 @@ class report:
         self.out(f"- host `{o.get('host_name', '?')}`: {self.cores} cores, "
                  f"{o.get('mhz_per_cpu', '?')} MHz; {datetime.date.today().isoformat()}")
         self.out(f"- {self.a.repetitions} repetitions per rank count; in each, every family "
-                 "(barrier, allreduce, …) runs as a oneside process and an MPI process back to "
-                 "back, alternating which goes first; figures are medians over the "
+                 "(barrier, allreduce, …) runs as a oneside process and an MPI process (pgas: an "
+                 "OpenSHMEM process, when it ran) back to back, alternating which goes first; "
+                 "figures are medians over the "
                  "repetitions, ratios are medians of the per-repetition ratios (range given); "
                  f"--benchmark_min_time={self.a.min_time}")
         self.out("- every figure is per operation, the slowest rank's (each batch of K "
                  "operations is timed on every rank and counts as the maximum)")
+        shmem = next((c for (sn, _), c in self.ctx.items() if sn == "oshmem"), None)
+        if shmem is not None:
+            self.out(f"- pgas family's peer: {shmem.get('shmem_library', 'OpenSHMEM')} "
+                     f"(`oshmem_bench` under `oshrun {' '.join(OSHMEM_OSHRUN)}`, the same "
+                     "placement policy), a separate launch right before or after oneside's "
+                     "pgas process in each repetition")
         if self.network:
             self.out("- MPI transport on its network path: both suites under `mpirun "
                      + " ".join(NETWORK_MPIRUN) + f" --mca osc {NETWORK_OSC}`, oneside with "
@@ -1235,6 +1353,185 @@ class report:
             self.out(row)
         self.out()
 
+    # ---- the PGAS layer (the pgas family) and its OpenSHMEM peer ----------------------------
+
+    def has_pgas(self, n: int) -> bool:
+        return any(self.get("oneside", n, row[1]) is not None for row in PGAS_ROWS)
+
+    def has_oshmem(self, n: int) -> bool:
+        return any(k[0] == "oshmem" and k[1] == n for k in self.r)
+
+    def pgas_ratio(self, n: int, ours: str, base: tuple[str, str], bandwidth: bool
+                   ) -> pair | None:
+        """pgas against a baseline, per repetition: a time ratio (pgas / baseline) for a
+        latency row, a bandwidth ratio (pgas / baseline) for a bandwidth row."""
+        if bandwidth:
+            return self.paired(n, base, ("oneside", ours))
+        return self.paired(n, ("oneside", ours), base)
+
+    def pgas_shmem_by_memcpy(self, n: int, ours: str, shmem: str, memcpy: str) -> pair | None:
+        """A bandwidth row against OpenSHMEM with each side first divided by the memcpy of its
+        own run: (pgas / pgas_memcpy) / (shmem / shmem_memcpy), per repetition; it takes out
+        how fast the machine copied during each launch."""
+        shmem_memcpy = shmem.replace("_put_", "_memcpy_").replace("_get_", "_memcpy_")
+        return self.combine(n, [("oneside", ours), ("oneside", memcpy), ("oshmem", shmem),
+                                ("oshmem", shmem_memcpy)],
+                            lambda o, om, sh, sm: (om / o) / (sm / sh))
+
+    def pgas_figure(self, suite_name: str, n: int, bench: str | None, bandwidth: bool) -> str:
+        if bench is None:
+            return "—"
+        t = self.time(suite_name, n, bench)
+        return fmt_bw(MIB, t) if bandwidth else fmt_time(t)
+
+    def pgas_targets(self) -> None:
+        ranks = [n for n in self.a.ranks if self.has_pgas(n)]
+        if not ranks:
+            return
+        rows: list[tuple[str, str, str]] = []
+        for n in ranks:
+            at = f"{n} ranks" + (" (oversubscribed)" if self.is_oversubscribed(n) else "")
+            for label, ours, window, shmem, memcpy in PGAS_ROWS:
+                bandwidth = memcpy is not None
+                limit = PGAS_RMA_BANDWIDTH_LIMIT if bandwidth else PGAS_RMA_LATENCY_LIMIT
+                holds = ((lambda v, lim=limit: v >= lim) if bandwidth
+                         else (lambda v, lim=limit: v <= lim))
+                p = self.pgas_ratio(n, ours, ("oneside", window), bandwidth)
+                rows.append((f"{at}: {label} within 10% of the raw rma window "
+                             f"({PGAS_WINDOW_TEXT[window]}; "
+                             f"{'≥' if bandwidth else '≤'} {limit:.2f}×)",
+                             "n/a" if p is None else
+                             f"{self.pgas_figure('oneside', n, ours, bandwidth)} vs "
+                             f"{self.pgas_figure('oneside', n, window, bandwidth)}: "
+                             f"{p.median:.3f}× (runs: {fmt_range(p)})",
+                             self.verdict(None if p is None else holds(p.median), p, holds)))
+            if not self.has_oshmem(n):
+                continue
+            for label, ours, _, shmem, memcpy in PGAS_ROWS:
+                if shmem is None:
+                    continue
+                bandwidth = memcpy is not None
+                holds = ((lambda v: v >= PGAS_SHMEM_LIMIT) if bandwidth
+                         else (lambda v: v <= PGAS_SHMEM_LIMIT))
+                p = self.pgas_ratio(n, ours, ("oshmem", shmem), bandwidth)
+                measured = ("n/a" if p is None else
+                            f"{self.pgas_figure('oneside', n, ours, bandwidth)} vs "
+                            f"{self.pgas_figure('oshmem', n, shmem, bandwidth)}: "
+                            f"{p.median:.3f}× (runs: {fmt_range(p)})")
+                if bandwidth and p is not None:
+                    q = self.pgas_shmem_by_memcpy(n, ours, shmem, memcpy)
+                    if q is not None:
+                        measured += f"; each over its own run's memcpy: {q.median:.3f}×"
+                rows.append((f"{at}: {label} at least OpenSHMEM's speed (`{shmem}`; "
+                             f"{'≥' if bandwidth else '≤'} {PGAS_SHMEM_LIMIT:.2f}×)",
+                             measured,
+                             self.verdict(None if p is None else holds(p.median), p, holds)))
+        self.out("## Targets (PGAS layer)")
+        self.out()
+        text = ("pgas (`micro/pgas_bench.cpp`: rank 0 to rank 1 through `global_ptr`) against "
+                "the same operation over a raw `rma::window::allocate` window under lock_all, "
+                "measured in the same process, seconds apart: ratios from one run per "
+                "repetition. ")
+        if any(self.has_oshmem(n) for n in ranks):
+            text += ("Against OpenSHMEM (`peers/oshmem_bench.cpp`, PE 0 to PE 1, same batches "
+                     "and method): a separate launch under oshrun right before or after "
+                     "oneside's pgas process, so each ratio pairs two processes of the same "
+                     "repetition. ")
+        elif self.network:
+            text += ("OpenSHMEM is not run on the MPI transport's network path (its peer "
+                     "measures one node over shared memory). ")
+        else:
+            text += ("OpenSHMEM did not run (bin/oshmem_bench not built, oshrun missing or "
+                     "--no-oshmem). ")
+        text += ("Time ratios pgas / baseline (below 1: pgas is faster); bandwidth ratios "
+                 "pgas / baseline (above 1: pgas is faster). Targets are stated for 2 ranks on "
+                 "one node; other rank counts are informative. Verdicts use the median of the "
+                 "per-repetition ratios.")
+        self.out(text)
+        self.out()
+        self.out("| target | measured | verdict |")
+        self.out("|---|---|---|")
+        for name, measured, verdict in rows:
+            self.out(f"| {name} | {measured} | {verdict} |")
+        self.out()
+
+    def pgas_table(self, n: int) -> None:
+        if not self.has_pgas(n):
+            return
+        shmem = self.has_oshmem(n)
+        transport = self.transport_name(n)
+        self.out(f"### PGAS layer: global_ptr vs raw rma window"
+                 + (" vs OpenSHMEM" if shmem else "")
+                 + f" (rank 0 to rank 1, {transport} transport)")
+        self.out()
+        self.out("Per operation; 1 MiB rows in bytes/s. \"vs window\" and \"vs OpenSHMEM\" are "
+                 "time ratios for the 8-byte rows (below 1: pgas is faster) and bandwidth "
+                 "ratios for the 1 MiB rows (above 1: pgas is faster), medians of the "
+                 "per-repetition ratios; the window figures come from the same process as "
+                 "pgas'" + (", OpenSHMEM's from a separate launch of the same repetition; "
+                            "\"by memcpy\" divides each side by its own run's memcpy first"
+                            if shmem else "") + ".")
+        self.out()
+        head = "| operation | pgas | raw rma window | pgas vs window | range over runs |"
+        rule = "|---|---:|---:|---:|---:|"
+        if shmem:
+            head += " OpenSHMEM | pgas vs OpenSHMEM | range over runs | by memcpy |"
+            rule += "---:|---:|---:|---:|"
+        head += " spread pgas / window" + (" / OpenSHMEM |" if shmem else " |")
+        rule += "---:|"
+        self.out(head)
+        self.out(rule)
+        for label, ours, window, sh, memcpy in PGAS_ROWS:
+            bandwidth = memcpy is not None
+            p = self.pgas_ratio(n, ours, ("oneside", window), bandwidth)
+            row = (f"| {label} | {self.pgas_figure('oneside', n, ours, bandwidth)} | "
+                   f"{self.pgas_figure('oneside', n, window, bandwidth)} "
+                   f"({PGAS_WINDOW_TEXT[window]}) | {fmt_pair(p)} | {fmt_range(p)} |")
+            spread = (f"{fmt_spread(self.get('oneside', n, ours))} / "
+                      f"{fmt_spread(self.get('oneside', n, window))}")
+            if shmem:
+                if sh is None:
+                    row += " — | — | — | — |"
+                    spread += " / —"
+                else:
+                    q = self.pgas_ratio(n, ours, ("oshmem", sh), bandwidth)
+                    by = (self.pgas_shmem_by_memcpy(n, ours, sh, memcpy) if bandwidth
+                          else None)
+                    row += (f" {self.pgas_figure('oshmem', n, sh, bandwidth)} | "
+                            f"{fmt_pair(q)} | {fmt_range(q)} | "
+                            f"{fmt_pair(by) if bandwidth else '—'} |")
+                    spread += f" / {fmt_spread(self.get('oshmem', n, sh))}"
+            self.out(row + f" {spread} |")
+        for label, bench, bandwidth in (("memcpy 8 B (baseline)", "pgas_memcpy_latency/8", False),
+                                        ("memcpy 1 MiB (baseline)",
+                                         f"pgas_memcpy_bandwidth/{MIB}", True)):
+            row = f"| {label} | {self.pgas_figure('oneside', n, bench, bandwidth)} | | | |"
+            spread = fmt_spread(self.get("oneside", n, bench))
+            if shmem:
+                theirs = bench.replace("pgas_", "oshmem_")
+                row += f" {self.pgas_figure('oshmem', n, theirs, bandwidth)} | | | |"
+                spread += f" / {fmt_spread(self.get('oshmem', n, theirs))}"
+            self.out(row + f" {spread} |")
+        self.out()
+        self.out("README form:")
+        self.out()
+        for label, ours, window, sh, memcpy in PGAS_ROWS:
+            bandwidth = memcpy is not None
+            if self.get("oneside", n, ours) is None:
+                continue
+            parts = []
+            if bandwidth:
+                parts.append(fmt_pair(self.paired(n, ("oneside", memcpy), ("oneside", ours)),
+                                      "memcpy"))
+            what = "" if bandwidth else " time"
+            parts.append(fmt_pair(self.pgas_ratio(n, ours, ("oneside", window), bandwidth),
+                                  f"the raw window's{what}"))
+            if shmem and sh is not None:
+                parts.append(fmt_pair(self.pgas_ratio(n, ours, ("oshmem", sh), bandwidth),
+                                      f"OpenSHMEM's{what}"))
+            self.out(f"- {n} ranks, {label}, {transport}: " + ", ".join(parts))
+        self.out()
+
     def worst_of(self, ps: dict, holds, low_is_bad: bool) -> tuple[str, str]:
         """Measured text and verdict of a target that must hold for every item of `ps`
         (label or size -> pair): the worst item, and the items that miss."""
@@ -1259,7 +1556,7 @@ class report:
         if loads:
             self.out(f"- 1-minute load average during the runs: {min(loads):.2f} … "
                      f"{max(loads):.2f} (on {self.cores} cores)")
-        for s in ("oneside", "mpi"):
+        for s in ("oneside", "mpi", "oshmem"):
             spreads = sorted(((r.spread, r.benchmark, r.ranks) for r in self.r.values()
                               if r.suite == s and len(r.times_ns) > 1), reverse=True)
             if not spreads:
@@ -1279,6 +1576,7 @@ class report:
         else:
             # Stated for the shm transport against Open MPI on one node.
             self.shm_targets()
+        self.pgas_targets()
         self.rank_tables()
         self.noise()
         return "\n".join(self.lines)
@@ -1338,6 +1636,7 @@ class report:
                 self.rma_bandwidth(n)
                 self.rma_scaling(n)
             self.sync(n)
+            self.pgas_table(n)
 
 
 # ---- main -----------------------------------------------------------------------------
@@ -1386,25 +1685,29 @@ def main() -> None:
         cores = len(os.sched_getaffinity(0)) or 1
         finish(records, a, cores, out)
         return
-    suites = find_suites(a)
+    if a.filter:
+        groups = {"all": (a.filter, a.filter)}
+    else:
+        groups = {g: f for g, f in GROUPS.items() if a.families is None or g in a.families}
+    if all(f[1] is None for f in groups.values()):
+        a.no_mpi = True  # only families without an MPI peer (pgas): no MPI suite needed
+    suites = find_suites(a, groups)
     (out / "raw").mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(parents=True, exist_ok=True)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cores = cores or 1
 
-    if a.filter:
-        groups = {"all": (a.filter, a.filter)}
-    else:
-        groups = {g: f for g, f in GROUPS.items() if a.families is None or g in a.families}
     records: list[run_record] = []
     for n in a.ranks:
         for rep in range(1, a.repetitions + 1):
             for group, filters in groups.items():
                 # Interleaved, and alternating who goes first: oneside, MPI | MPI, oneside …
+                # (the pgas family: oneside, OpenSHMEM | OpenSHMEM, oneside …)
                 order = suites if rep % 2 == 1 else list(reversed(suites))
                 for s in order:
-                    f = filters[0] if s.name == "oneside" else mpi_filter(a, group, filters[1])
-                    records.append(run_one(s, n, rep, group, f, a, cores, out))
+                    runs, f = suite_filter(a, s, group, filters)
+                    if runs:
+                        records.append(run_one(s, n, rep, group, f, a, cores, out))
 
     finish(records, a, cores, out)
 
