@@ -10,7 +10,6 @@
 // goes through the window.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
@@ -22,7 +21,9 @@
 #include <oneside/runtime/datatype.hpp>
 #include <oneside/runtime/op.hpp>
 
+#include "comm/window_call.hpp"
 #include "error/check.hpp"
+#include "state/hex.hpp"
 #include "state/pgas_state.hpp"
 
 namespace oneside::pgas::detail {
@@ -30,19 +31,9 @@ namespace {
 
 using oneside::detail::raise;
 
-std::string hex(std::uintptr_t a) {
-  char buf[2 + 16 + 1];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
-  return buf;
-}
-
 // See the file comment (pgas_state::atomics_direct: the same answer on every rank).
 bool cpu_atomics_everywhere(pgas_state& s) noexcept {
   return s.atomics_direct();
-}
-
-std::size_t size_of(atomic_type t) noexcept {
-  return t == atomic_type::i32 || t == atomic_type::u32 || t == atomic_type::f32 ? 4 : 8;
 }
 
 // The element's arithmetic type (add, min, max, bitwise). long long travels as std::int64_t:
@@ -68,12 +59,13 @@ const datatype& value_type(atomic_type t) noexcept {
 // Loads, stores, exchanges and compare-exchanges move bits: the same-size unsigned type (the
 // rma layer's compare_and_swap rejects floating point; its comparison is bitwise anyway).
 const datatype& bits_type(atomic_type t) noexcept {
-  return size_of(t) == 4 ? datatype::of<std::uint32_t>() : datatype::of<std::uint64_t>();
+  return transport::amo_type_size(t) == 4 ? datatype::of<std::uint32_t>()
+                                          : datatype::of<std::uint64_t>();
 }
 
 bool moves_bits(atomic_op o) noexcept {
-  return o == atomic_op::load || o == atomic_op::store || o == atomic_op::exchange ||
-         o == atomic_op::compare_exchange;
+  return o == atomic_op::load || o == atomic_op::store || o == atomic_op::swap ||
+         o == atomic_op::compare_swap;
 }
 
 const datatype& type_for(atomic_op o, atomic_type t) noexcept {
@@ -97,15 +89,11 @@ op rma_op(atomic_op o) noexcept {
     case atomic_op::max:
       return op::max;
     case atomic_op::store:
-    case atomic_op::exchange:
-    case atomic_op::compare_exchange:
+    case atomic_op::swap:
+    case atomic_op::compare_swap:
       return op::replace;
   }
   return op::replace;
-}
-
-rma::disp_t disp_of(std::uintptr_t addr) noexcept {
-  return static_cast<rma::disp_t>(addr);
 }
 
 // A 4- or 8-byte operand or result in the element's own width.
@@ -122,59 +110,29 @@ class word {
   std::uint64_t w64_;
 };
 
-// After the window changed rank r's word: wakes r's sleeping threads when the change was made
-// here through a mapping (the window's direct path to a node peer's memory rings nobody). An
-// update the owner applies (its agent's accumulate, the transport's atomic) wakes the owner's
-// waiters there, which saves a message per update over a network.
-void wake_changed(pgas_state& s, rank_t r) noexcept {
-  if (r != s.rank() && s.is_local_rank(r)) s.transport().wake(r);
-}
-
-// Runs window calls; the rma layer's errors (they name "window::fetch_and_op" …) get the
-// user's call added.
-template <class F>
-void through_window(const char* call, F&& f) {
-  try {
-    std::forward<F>(f)();
-  } catch (const oneside::error& e) {
-    throw oneside::error(e.error_class(), std::string(e.what()) + " (in " + call + ")");
-  }
-}
-
 }  // namespace
 
 void* atomic_address(rank_t r, std::uintptr_t addr, std::size_t bytes, const char* call) {
-  pgas_state& s = get_state(call);
-  if (addr == 0) [[unlikely]] {
-    raise(error_class::arg, {.call = call, .target = r}, "the global pointer is null");
-  }
+  pgas_state& s = checked_state(addr, r, call);
   if (addr % bytes != 0) [[unlikely]] {
     raise(error_class::arg, {.call = call, .target = r},
           "the word at " + hex(addr) + " is not " + std::to_string(bytes) +
               "-byte aligned (atomics need naturally aligned words)");
   }
-  if (r < 0 || r >= s.size()) [[unlikely]] {
-    raise(error_class::rank, {.call = call, .target = r},
-          "rank " + std::to_string(r) + " is not in [0, " + std::to_string(s.size()) + ")");
-  }
   if (!cpu_atomics_everywhere(s)) return nullptr;
   return local_address(r, addr, bytes);
-}
-
-void atomic_wake(rank_t r) noexcept {
-  wake_after_write(r);
 }
 
 std::uint64_t atomic_fetch_window(atomic_op o, atomic_type t, rank_t r, std::uintptr_t addr,
                                   std::uint64_t operand, std::uint64_t compare, const char* call) {
   pgas_state& s = get_state(call);
   rma::window& w = s.window();
-  const std::size_t n = size_of(t);
+  const std::size_t n = transport::amo_type_size(t);
   word origin(operand, n);
   word expected(compare, n);
   word result(0, n);
   through_window(call, [&] {
-    if (o == atomic_op::compare_exchange) {
+    if (o == atomic_op::compare_swap) {
       w.compare_and_swap(origin.data(), expected.data(), result.data(), bits_type(t), r,
                          disp_of(addr));
     } else {
@@ -182,7 +140,7 @@ std::uint64_t atomic_fetch_window(atomic_op o, atomic_type t, rank_t r, std::uin
     }
     w.flush_local(r);  // the old value is here (and so the update was applied at r)
   });
-  if (o != atomic_op::load) wake_changed(s, r);
+  if (o != atomic_op::load) wake_after_write(r);
   return result.bits();
 }
 
@@ -191,21 +149,21 @@ future<> atomic_update_window(atomic_op o, atomic_type t, rank_t r, std::uintptr
   pgas_state& s = get_state(call);
   // The operand stays in place until the flush completes the update (the origin buffer of an
   // accumulate is the caller's until then).
-  auto origin = std::make_unique<word>(operand, size_of(t));
+  auto origin = std::make_unique<word>(operand, transport::amo_type_size(t));
   const datatype& type = type_for(o, t);
   through_window(call, [&] {
     s.window().accumulate(origin->data(), 1, type, r, disp_of(addr), 1, type, rma_op(o));
   });
-  s.note_window_operation();
+  const std::uint64_t ticket = s.note_window_operation();
   // Completed at the first poll after the one at issue, so that updates issued in a row
-  // overlap (as rput's remote completion).
-  return make_pending_future([&s, r, origin = std::move(origin), first = true]() mutable {
+  // overlap (as rput's remote completion); a quiet() since then has completed it already.
+  return make_pending_future([&s, r, ticket, origin = std::move(origin), first = true]() mutable {
     if (first) {
       first = false;
       return false;
     }
-    s.window().flush(r);
-    wake_changed(s, r);
+    if (!s.flushed_through(ticket)) s.window().flush(r);
+    wake_after_write(r);
     origin.reset();
     return true;
   });

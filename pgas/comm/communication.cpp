@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cstdio>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -15,7 +14,9 @@
 #include <oneside/rma/request.hpp>
 #include <oneside/rma/window.hpp>
 
+#include "comm/window_call.hpp"
 #include "error/check.hpp"
+#include "state/hex.hpp"
 #include "state/pgas_state.hpp"
 
 namespace oneside::pgas::detail {
@@ -27,14 +28,12 @@ const datatype& bytes_type() noexcept {
   return datatype::of<std::byte>();
 }
 
-std::string hex(std::uintptr_t a) {
-  char buf[2 + 16 + 1];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
-  return buf;
+count_t count_of(std::size_t bytes) noexcept {
+  return static_cast<count_t>(bytes);
 }
 
-// Rejects what the window would not reject or name clearly: the null pointer, and ranks the
-// window takes for proc_null or names as its own group's.
+}  // namespace
+
 pgas_state& checked_state(std::uintptr_t addr, rank_t r, const char* call) {
   if (addr == 0) [[unlikely]] {
     raise(error_class::arg, {.call = call, .target = r}, "the global pointer is null");
@@ -47,29 +46,6 @@ pgas_state& checked_state(std::uintptr_t addr, rank_t r, const char* call) {
   }
   return s;
 }
-
-// Runs a window call, naming the pgas call in what it raises: "rput via window::put (…)".
-template <class F>
-decltype(auto) through_window(const char* call, F&& f) {
-  try {
-    return std::forward<F>(f)();
-  } catch (const error& e) {
-    std::string what = e.what();
-    const std::size_t at = what.find(": window::");
-    if (at != std::string::npos) what.insert(at + 2, std::string(call) + " via ");
-    throw error(e.error_class(), what);
-  }
-}
-
-rma::disp_t disp_of(std::uintptr_t addr) noexcept {
-  return static_cast<rma::disp_t>(addr);
-}
-
-count_t count_of(std::size_t bytes) noexcept {
-  return static_cast<count_t>(bytes);
-}
-
-}  // namespace
 
 // A put through the window. Its source completion is the request's (or immediate for a
 // copied value); its remote completion is a flush of the target, done at the first poll after
@@ -89,14 +65,14 @@ class put_op {
       request_ = w.rput(src, count_of(bytes), bytes_type(), target_, disp_of(addr), count_of(bytes),
                         bytes_type());
     }
-    state_.note_window_operation();
+    ticket_ = state_.note_window_operation();
   }
 
   void issue_layout(const void* src, count_t src_count, const datatype& src_type,
                     std::uintptr_t addr, count_t dst_count, const datatype& dst_type) {
     request_ =
         state_.window().rput(src, src_count, src_type, target_, disp_of(addr), dst_count, dst_type);
-    state_.note_window_operation();
+    ticket_ = state_.note_window_operation();
   }
 
   bool source_complete() {
@@ -112,7 +88,7 @@ class put_op {
     }
     std::lock_guard lock(mutex_);
     if (!remote_done_) {
-      state_.window().flush(target_);
+      if (!state_.flushed_through(ticket_)) state_.window().flush(target_);  // else quiet() did
       request_.wait();  // complete locally too after the flush: frees the request
       source_done_ = true;
       remote_done_ = true;
@@ -125,6 +101,7 @@ class put_op {
   const rank_t target_;
   std::mutex mutex_;  // the source and the remote future poll from any threads
   rma::request request_;
+  std::uint64_t ticket_ = 0;
   std::vector<std::byte> copy_;
   bool source_done_ = false;
   bool remote_done_ = false;
@@ -185,7 +162,7 @@ datatype strided_type(std::size_t blocks, std::size_t block_len, std::ptrdiff_t 
 
 void wake_after_write(rank_t r) noexcept {
   pgas_state* s = get_state_if_open();
-  if (s != nullptr && r != s->rank()) s->transport().wake(r);
+  if (s != nullptr && r != s->rank() && s->is_local_rank(r)) s->transport().wake(r);
 }
 
 std::size_t span_bytes(std::size_t count, std::size_t element, const char* call) {
@@ -238,7 +215,7 @@ future<> put_with_signal(const void* src, std::size_t bytes, rank_t r, std::uint
   });
   // The owner's application of the accumulate (its agent, or the transport's atomic) wakes
   // its waiters; one applied here through a mapping does not.
-  if (s.is_local_rank(sig_rank)) wake_after_write(sig_rank);
+  wake_after_write(sig_rank);
   return {};
 }
 

@@ -16,6 +16,7 @@
 #include <oneside/runtime/wait.hpp>
 
 #include "error/check.hpp"
+#include "state/hex.hpp"
 
 namespace oneside::pgas::detail {
 
@@ -95,12 +96,6 @@ void set_prev(std::byte* b, std::byte* p) noexcept {
 std::size_t block_bytes_for(std::size_t bytes) noexcept {
   return std::max(free_list::min_block,
                   (bytes + free_list::block_overhead + granule - 1) & ~(granule - 1));
-}
-
-std::string hex(const void* p) {
-  std::array<char, 2 + 2 * sizeof(std::uintptr_t)> digits{};
-  const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), address(p), 16);
-  return "0x" + std::string(digits.data(), end.ptr);
 }
 
 std::string not_a_block(const void* p, std::string_view why) {

@@ -3,7 +3,6 @@
 #include "heap/symmetric_heap.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <exception>
 #include <limits>
 #include <span>
@@ -14,6 +13,7 @@
 #include <oneside/runtime/collectives.hpp>
 
 #include "error/check.hpp"
+#include "state/hex.hpp"
 #include "state/pgas_state.hpp"
 
 namespace oneside::pgas::detail {
@@ -30,12 +30,6 @@ constexpr std::size_t max_request = free_list::max_arena_bytes - 2 * free_list::
 
 constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept {
   return (n + to - 1) / to * to;
-}
-
-std::string hex(std::uintptr_t a) {
-  char buf[2 + 16 + 1];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
-  return buf;
 }
 
 std::int64_t clamp64(std::size_t v) noexcept {

@@ -3,7 +3,6 @@
 #include "state/pgas_state.hpp"
 
 #include <atomic>
-#include <cstdio>
 #include <memory>
 #include <span>
 #include <string>
@@ -17,6 +16,7 @@
 #include "context/context.hpp"
 #include "error/check.hpp"
 #include "settings/settings.hpp"
+#include "state/hex.hpp"
 
 namespace oneside::pgas::detail {
 namespace {
@@ -38,12 +38,6 @@ void open_pgas(context& c) {
 
 [[maybe_unused]] const bool registered =
     (oneside::detail::register_layer_open(oneside::detail::layer::pgas, &open_pgas), true);
-
-std::string hex(std::uintptr_t a) {
-  char buf[2 + 16 + 1];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
-  return buf;
-}
 
 }  // namespace
 

@@ -51,7 +51,15 @@ class pgas_state {
   rma::window& window() noexcept { return window_; }
 
   // quiet()'s bookkeeping: operations issued through the window that a flush_all completes.
-  void note_window_operation() noexcept { issued_.fetch_add(1, std::memory_order_release); }
+  // Called after issuing one; returns its ticket.
+  std::uint64_t note_window_operation() noexcept {
+    return issued_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  }
+  // Whether a flush_all since the operation of `ticket` was issued has completed it (so its
+  // future need not flush its target again).
+  bool flushed_through(std::uint64_t ticket) const noexcept {
+    return flushed_.load(std::memory_order_acquire) >= ticket;
+  }
   // flush_all when an operation was issued since the last one (any thread's).
   void flush_if_needed();
 
@@ -76,5 +84,13 @@ class pgas_state {
 pgas_state& get_state(std::string_view call);
 // The state, or null when the runtime is not open (no error).
 pgas_state* get_state_if_open() noexcept;
+// get_state for a call named by a C string: its length is only taken on the error path (the
+// operations' hot paths pass their names this way).
+inline pgas_state& get_state(const char* call) {
+  if (pgas_state* s = get_state_if_open()) [[likely]] {
+    return *s;
+  }
+  return get_state(std::string_view(call));
+}
 
 }  // namespace oneside::pgas::detail

@@ -9,7 +9,6 @@
 //            store(next.waiting, 0)
 #include <atomic>
 #include <cstdint>
-#include <cstdio>
 #include <exception>
 #include <string>
 
@@ -22,12 +21,14 @@
 #include <oneside/runtime/op.hpp>
 
 #include "error/check.hpp"
+#include "state/hex.hpp"
 #include "state/pgas_state.hpp"
 
 namespace oneside {
 namespace {
 
 using oneside::detail::raise;
+using pgas::detail::hex;
 
 // A node as one 64-bit word: (rank + 1) above a 43-bit address field that holds the address
 // divided by 16 (nodes are 16-byte aligned), so 0 is "no node".
@@ -37,12 +38,6 @@ constexpr std::uint64_t address_field_mask = (std::uint64_t{1} << address_field_
 constexpr std::uint64_t max_rank_field = (std::uint64_t{1} << (64 - address_field_bits)) - 1;
 constexpr std::size_t next_word = 0;
 constexpr std::size_t waiting_word = 1;
-
-std::string hex(std::uintptr_t a) {
-  char buf[2 + 16 + 1];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
-  return buf;
-}
 
 std::uint64_t pack(rank_t r, std::uintptr_t addr) {
   const auto rank_field = static_cast<std::uint64_t>(r) + 1;

@@ -45,28 +45,20 @@
 #include <cstring>
 #include <type_traits>
 
+#include <oneside/pgas/communication.hpp>
 #include <oneside/pgas/future.hpp>
 #include <oneside/pgas/global_ptr.hpp>
+#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/types.hpp>
 
 namespace oneside {
 
 namespace pgas::detail {
 
-// What an atomic does; sub is add of the negated operand.
-enum class atomic_op : std::uint8_t {
-  load,
-  store,
-  add,
-  band,
-  bor,
-  bxor,
-  min,
-  max,
-  exchange,
-  compare_exchange
-};
-enum class atomic_type : std::uint8_t { i32, u32, i64, u64, f32, f64 };
+// What an atomic does and on which type: the transport's own names (sub is add of the negated
+// operand).
+using atomic_op = transport::amo_op;
+using atomic_type = transport::amo_type;
 
 template <atomic_value T>
 constexpr atomic_type atomic_type_of() noexcept {
@@ -83,8 +75,6 @@ constexpr atomic_type atomic_type_of() noexcept {
 // returns the local pointer through which this process applies it with CPU atomics, or null
 // when it takes the window's path.
 void* atomic_address(rank_t r, std::uintptr_t addr, std::size_t bytes, const char* call);
-// After a CPU atomic changed rank r's word: wakes r's sleeping threads (nothing for this rank).
-void atomic_wake(rank_t r) noexcept;
 // The window's path. Fetching: blocks until the old value is here and returns its bits.
 // Non-fetching: issues the update; the future completes it at the target. Operands travel as
 // bits (a 4-byte value in the low 32 bits).
@@ -162,10 +152,10 @@ T cpu_atomic(T* p, T v, T expected) noexcept {
     return fetch_better(ref, v, [](T x, T y) { return x < y; });
   } else if constexpr (O == atomic_op::max) {
     return fetch_better(ref, v, [](T x, T y) { return y < x; });
-  } else if constexpr (O == atomic_op::exchange) {
+  } else if constexpr (O == atomic_op::swap) {
     return ref.exchange(v);
   } else {
-    static_assert(O == atomic_op::compare_exchange);
+    static_assert(O == atomic_op::compare_swap);
     ref.compare_exchange_strong(expected, v);  // compares object representations: bitwise
     return expected;                           // the old value, whether or not it matched
   }
@@ -175,7 +165,7 @@ template <atomic_op O, class T>
 future<T> fetching(global_ptr<T> p, T v, T expected, const char* call) {
   if (void* q = atomic_address(p.where(), p.address(), sizeof(T), call)) [[likely]] {
     const T old = cpu_atomic<O>(static_cast<T*>(q), v, expected);
-    if constexpr (O != atomic_op::load) atomic_wake(p.where());
+    if constexpr (O != atomic_op::load) wake_after_write(p.where());
     return make_future(old);
   }
   return make_future(from_bits<T>(atomic_fetch_window(
@@ -186,7 +176,7 @@ template <atomic_op O, class T>
 future<> updating(global_ptr<T> p, T v, const char* call) {
   if (void* q = atomic_address(p.where(), p.address(), sizeof(T), call)) [[likely]] {
     (void)cpu_atomic<O>(static_cast<T*>(q), v, T{});
-    atomic_wake(p.where());
+    wake_after_write(p.where());
     return {};
   }
   return atomic_update_window(O, atomic_type_of<T>(), p.where(), p.address(), to_bits(v), call);
@@ -228,15 +218,15 @@ future<T> fetch_xor(global_ptr<T> p, std::type_identity_t<T> v) {
 // Replaces the value with v.
 template <pgas::detail::atomic_value T>
 future<T> exchange(global_ptr<T> p, std::type_identity_t<T> v) {
-  return pgas::detail::fetching<pgas::detail::atomic_op::exchange>(p, v, T{}, "exchange");
+  return pgas::detail::fetching<pgas::detail::atomic_op::swap>(p, v, T{}, "exchange");
 }
 // Replaces the value with `desired` if it equals `expected` (bitwise). The future holds the old
 // value: the exchange happened iff it equals `expected`.
 template <pgas::detail::atomic_value T>
 future<T> compare_exchange(global_ptr<T> p, std::type_identity_t<T> expected,
                            std::type_identity_t<T> desired) {
-  return pgas::detail::fetching<pgas::detail::atomic_op::compare_exchange>(p, desired, expected,
-                                                                           "compare_exchange");
+  return pgas::detail::fetching<pgas::detail::atomic_op::compare_swap>(p, desired, expected,
+                                                                       "compare_exchange");
 }
 // The value (an atomic read: never a torn or half-updated one).
 template <class T>

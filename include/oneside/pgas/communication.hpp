@@ -74,8 +74,8 @@ future<> get_layout(rank_t r, std::uintptr_t addr, count_t src_count, const data
 // `blocks` blocks of `block_len` elements of `element` bytes, `stride` elements apart.
 datatype strided_type(std::size_t blocks, std::size_t block_len, std::ptrdiff_t stride,
                       std::size_t element);
-// Wakes node peer r's waiting threads after a write there (not this rank: nobody waits on a
-// word this thread writes without being told by a later call).
+// Wakes node peer r's waiting threads after a write there made through a mapping (not this
+// rank's, nor a remote rank's: an update its owner applies wakes the owner's waiters there).
 void wake_after_write(rank_t r) noexcept;
 // The fast path of a value get: copies *src into v when this process loads and stores it.
 template <class T, class V>
