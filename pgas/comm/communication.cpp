@@ -13,6 +13,7 @@
 #include <oneside/pgas/signal.hpp>
 #include <oneside/rma/request.hpp>
 #include <oneside/rma/window.hpp>
+#include <oneside/runtime/wait.hpp>
 
 #include "comm/window_call.hpp"
 #include "error/check.hpp"
@@ -162,7 +163,14 @@ datatype strided_type(std::size_t blocks, std::size_t block_len, std::ptrdiff_t 
 
 void wake_after_write(rank_t r) noexcept {
   pgas_state* s = get_state_if_open();
-  if (s != nullptr && r != s->rank() && s->is_local_rank(r)) s->transport().wake(r);
+  if (s == nullptr) return;
+  if (oneside::detail::doorbell* bell = s->peer_bell(r)) oneside::detail::notify(*bell);
+}
+
+void wake_after_rmw(rank_t r) noexcept {
+  pgas_state* s = get_state_if_open();
+  if (s == nullptr) return;
+  if (oneside::detail::doorbell* bell = s->peer_bell(r)) oneside::detail::notify_after_rmw(*bell);
 }
 
 std::size_t span_bytes(std::size_t count, std::size_t element, const char* call) {

@@ -51,7 +51,11 @@ pgas_state::pgas_state(context& c)
       local_(static_cast<std::size_t>(c.world.size()), 0),
       peers_(std::make_unique<peer_map>(*c.transport, c.world)),
       window_(rma::window::create_dynamic(c.world)) {
-  for (rank_t r : transport_.node_ranks()) local_[static_cast<std::size_t>(r)] = 1;
+  bells_.assign(local_.size(), nullptr);
+  for (rank_t r : transport_.node_ranks()) {
+    local_[static_cast<std::size_t>(r)] = 1;
+    if (r != rank_) bells_[static_cast<std::size_t>(r)] = transport_.peer_doorbell(r);
+  }
   heap_ = std::make_unique<global_heap>(
       transport_, window_, *peers_,
       static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_SEGMENT_BYTES")),

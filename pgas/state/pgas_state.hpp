@@ -37,6 +37,13 @@ class pgas_state {
   bool is_local_rank(rank_t r) const noexcept {
     return static_cast<std::size_t>(r) < local_.size() && local_[static_cast<std::size_t>(r)] != 0;
   }
+  // The doorbell that wakes node peer r after a write this process made in r's memory through
+  // a mapping; null for this rank (its writers wake themselves, see wake_after_write) and for
+  // ranks that are not node peers.
+  oneside::detail::doorbell* peer_bell(rank_t r) const noexcept {
+    return static_cast<std::size_t>(r) < bells_.size() ? bells_[static_cast<std::size_t>(r)]
+                                                       : nullptr;
+  }
   // Whether CPU atomics on node peers' memory and the transport's atomics act on one value
   // (shm: yes; a network transport: no, so every atomic takes the window's path).
   bool cpu_atomics() const noexcept { return cpu_atomics_; }
@@ -69,7 +76,8 @@ class pgas_state {
   rank_t rank_;
   bool cpu_atomics_;
   bool atomics_direct_;
-  std::vector<char> local_;  // by world rank: load/store reachable from here
+  std::vector<char> local_;                        // by world rank: load/store reachable from here
+  std::vector<oneside::detail::doorbell*> bells_;  // by world rank: see peer_bell
   std::atomic<std::uint64_t> issued_{0};
   std::atomic<std::uint64_t> flushed_{0};
   std::unique_ptr<peer_map> peers_;

@@ -5,6 +5,7 @@
 #include <climits>
 #include <ctime>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -54,7 +55,41 @@ wait_policy runtime_policy() noexcept {
   return wait_policy{p.spin_ns, p.yield_ns, p.sleep_max_ns};
 }
 
+// Whether membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) works here (the sleepers' barrier):
+// decided by enable_asymmetric_fences().
+std::atomic<bool> g_sleepers_membarrier{false};
+
+long membarrier(int cmd) noexcept {
+  return ::syscall(SYS_membarrier, cmd, 0U, 0);
+}
+
 }  // namespace
+
+bool enable_asymmetric_fences() noexcept {
+  static const bool enabled = [] {
+    const long cmds = membarrier(MEMBARRIER_CMD_QUERY);
+    if (cmds < 0 || (cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0) return false;
+    // Sleepers of this process can force barriers on registered processes from now on.
+    g_sleepers_membarrier.store(true, std::memory_order_relaxed);
+    if ((cmds & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0 ||
+        membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) != 0) {
+      return false;
+    }
+    g_wakers_skip_fence.store(true, std::memory_order_relaxed);
+    return true;
+  }();
+  return enabled;
+}
+
+void sleeper_fence() noexcept {
+  // A failed membarrier (it should not fail once the query said yes) leaves the fence: a
+  // wake missed then costs one sleep step.
+  if (g_sleepers_membarrier.load(std::memory_order_relaxed) &&
+      membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0) {
+    return;
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
 
 void doorbell::ring() noexcept {
   seq_.fetch_add(1, std::memory_order_release);

@@ -1,13 +1,16 @@
 // rput/rget through global pointers (communication.hpp): single values, spans, both
 // completions of a put, strided and datatype layouts, blocking forms, many puts in flight
-// completed by quiet(), fence() ordering a flag after data, and bad input rejected with the
-// target unchanged. Every rank talks to its neighbours, so at 1 rank the paths are this
-// rank's own memory, on shm node peers' memory by load/store, and in the .mpi variant the
-// window's network path.
+// completed by quiet(), fence() ordering a flag after data, value puts and atomics waking the
+// rank that waits for them, and bad input rejected with the target unchanged. Every rank talks to
+// its neighbours, so at 1 rank the paths are this rank's own memory, on shm node peers' memory by
+// load/store, and in the .mpi variant the window's network path.
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <numeric>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include <oneside/oneside.hpp>
@@ -164,6 +167,75 @@ TEST_F(Communication, FenceOrdersDataBeforeTheFlag) {
     quiet();
     barrier(world());  // the source is reused next round
   }
+  deallocate(mine);
+}
+
+// Value puts (blocking, and with the future dropped) and atomics to a node peer wake that
+// peer's threads asleep in wait_until: a token passes round the ring of ranks.
+TEST_F(Communication, AValuePutWakesTheRankWaitingForIt) {
+  constexpr std::int64_t rounds = 200;
+  global_ptr<std::int64_t> mine = allocate<std::int64_t>(1);
+  mine.local()[0] = 0;
+  const auto all = everyones(mine);
+  barrier(world());
+  const global_ptr<std::int64_t> theirs = all[static_cast<std::size_t>(right())];
+  for (std::int64_t i = 1; i <= rounds; ++i) {
+    // Rank 0 starts each round, every other rank passes on what it got.
+    if (rank() != 0) wait_until(mine.local(), cmp::ge, i);
+    if (i % 3 == 0) {
+      put(i, theirs);
+    } else if (i % 3 == 1) {
+      (void)rput(i, theirs);
+    } else {
+      (void)exchange(theirs, i).wait();
+    }
+    if (rank() == 0) wait_until(mine.local(), cmp::ge, i);
+  }
+  EXPECT_EQ(mine.local()[0], rounds);
+  barrier(world());
+  deallocate(mine);
+}
+
+// The same with the waiter deep asleep: its sleeps have grown to about a second (the job
+// runs with ONESIDE_WAIT_SLEEP_MAX_US of a minute: pgas.communication.np3.sleepy), so a
+// wake-up the put failed to ring would show as a wait ending long after the put. The put
+// carries its own time (CLOCK_MONOTONIC, one clock for every process of the machine).
+TEST_F(Communication, ADeepSleeperIsWokenByThePutNotByItsTimeout) {
+  const char* sleep_max = std::getenv("ONESIDE_WAIT_SLEEP_MAX_US");
+  if (sleep_max == nullptr || std::atol(sleep_max) < 10'000'000 || size() < 2) {
+    GTEST_SKIP() << "runs in pgas.communication.np3.sleepy (sleeps of up to a minute)";
+  }
+  const auto now_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  constexpr int kinds = 3;  // put, rput with the future dropped, exchange
+  global_ptr<std::int64_t> mine = allocate<std::int64_t>(kinds);
+  std::fill_n(mine.local(), kinds, 0);
+  const auto all = everyones(mine);
+  barrier(world());
+  const global_ptr<std::int64_t> words = all[1];
+  for (int kind = 0; kind < kinds; ++kind) {
+    barrier(world());
+    if (rank() == 0) {
+      std::this_thread::sleep_for(std::chrono::seconds(2));  // rank 1 sleeps deeper and deeper
+      const std::int64_t stamp = now_ns();
+      if (kind == 0) {
+        put(stamp, words + kind);
+      } else if (kind == 1) {
+        (void)rput(stamp, words + kind);
+      } else {
+        (void)exchange(words + kind, stamp).wait();
+      }
+    } else if (rank() == 1) {
+      wait_until(mine.local() + kind, cmp::ne, std::int64_t{0});
+      const std::int64_t late_ms = (now_ns() - mine.local()[kind]) / 1'000'000;
+      EXPECT_LT(late_ms, 400) << "kind " << kind
+                              << ": the waiter woke long after the put (its own timeout?)";
+    }
+  }
+  barrier(world());
   deallocate(mine);
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -56,7 +57,7 @@ TEST(Future, ReadyFutures) {
   EXPECT_TRUE(five.is_ready());
   EXPECT_EQ(five.wait(), 5);
   EXPECT_EQ(five.result(), 5);
-  const future<int> copy = five;  // a handle: copies share the state
+  const future<int> copy = five;  // copies see the same outcome
   EXPECT_EQ(copy.result(), 5);
   static_assert(std::is_same_v<decltype(make_future(std::string("s"))), future<std::string>>);
 
@@ -64,6 +65,60 @@ TEST(Future, ReadyFutures) {
   EXPECT_TRUE(failed.is_ready());
   EXPECT_EQ(failure_of(failed), "no");
   EXPECT_THROW(failed.result(), failure);
+}
+
+// Small trivially copyable values live in the future itself (no shared state): such futures
+// behave exactly like the others in every call, joins and flattening included.
+TEST(Future, ReadyValuesHeldInPlaceBehaveLikeSharedOnes) {
+  struct pair16 {
+    std::int64_t a;
+    double b;
+  };
+  static_assert(pgas::detail::inline_value<pair16> && pgas::detail::inline_value<int>);
+  static_assert(!pgas::detail::inline_value<std::string> && !pgas::detail::inline_value<void>);
+  const future<pair16> p = make_future(pair16{3, 0.5});
+  ASSERT_TRUE(p.is_ready());
+  EXPECT_EQ(p.wait().a, 3);
+  EXPECT_EQ(p.result().b, 0.5);
+
+  // then(): a value, void, a future, a larger value, an exception.
+  EXPECT_EQ(p.then([](const pair16& v) { return v.a * 2; }).result(), 6);
+  int seen = 0;
+  EXPECT_TRUE(p.then([&](const pair16& v) { seen = static_cast<int>(v.a); }).is_ready());
+  EXPECT_EQ(seen, 3);
+  const promise<int> later;
+  const future<int> flat = p.then([&](const pair16&) { return later.get_future(); });
+  EXPECT_FALSE(flat.is_ready());
+  later.set_value(8);
+  (void)later.finalize();
+  EXPECT_EQ(flat.wait(), 8);
+  EXPECT_EQ(p.then([](const pair16&) { return std::string("s"); }).result(), "s");
+  EXPECT_EQ(failure_of(p.then([](const pair16&) -> int { throw failure("held"); })), "held");
+  // A continuation's small result is itself held in place, and chains on.
+  EXPECT_EQ(
+      make_future(2).then([](int v) { return v + 1; }).then([](int v) { return v * 10; }).result(),
+      30);
+
+  // Joins and flattening take them as inputs, also next to pending futures.
+  const promise<double> slow;
+  const future<std::tuple<int, double>> both = when_all(make_future(1), slow.get_future());
+  EXPECT_FALSE(both.is_ready());
+  slow.set_value(2.5);
+  (void)slow.finalize();
+  EXPECT_EQ(both.wait(), std::make_tuple(1, 2.5));
+  EXPECT_EQ(when_all(std::vector<future<int>>{make_future(4), make_future(5)}).wait(),
+            (std::vector<int>{4, 5}));
+  const promise<> gate;
+  const future<int> from_pending = gate.get_future().then([] { return make_future(9); });
+  gate.fulfill();
+  EXPECT_EQ(from_pending.wait(), 9);
+
+  // Copies are independent values; an assigned-over future takes the new value.
+  future<int> a = make_future(1);
+  const future<int> b = a;
+  a = make_future(2);
+  EXPECT_EQ(a.result(), 2);
+  EXPECT_EQ(b.result(), 1);
 }
 
 TEST(Future, MisuseRaisesArg) {

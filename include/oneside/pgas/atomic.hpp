@@ -165,7 +165,7 @@ template <atomic_op O, class T>
 future<T> fetching(global_ptr<T> p, T v, T expected, const char* call) {
   if (void* q = atomic_address(p.where(), p.address(), sizeof(T), call)) [[likely]] {
     const T old = cpu_atomic<O>(static_cast<T*>(q), v, expected);
-    if constexpr (O != atomic_op::load) wake_after_write(p.where());
+    if constexpr (O != atomic_op::load) wake_after_rmw(p.where());
     return make_future(old);
   }
   return make_future(from_bits<T>(atomic_fetch_window(
@@ -176,7 +176,7 @@ template <atomic_op O, class T>
 future<> updating(global_ptr<T> p, T v, const char* call) {
   if (void* q = atomic_address(p.where(), p.address(), sizeof(T), call)) [[likely]] {
     (void)cpu_atomic<O>(static_cast<T*>(q), v, T{});
-    wake_after_write(p.where());
+    wake_after_rmw(p.where());
     return {};
   }
   return atomic_update_window(O, atomic_type_of<T>(), p.where(), p.address(), to_bits(v), call);

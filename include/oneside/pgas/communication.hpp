@@ -77,6 +77,9 @@ datatype strided_type(std::size_t blocks, std::size_t block_len, std::ptrdiff_t 
 // Wakes node peer r's waiting threads after a write there made through a mapping (not this
 // rank's, nor a remote rank's: an update its owner applies wakes the owner's waiters there).
 void wake_after_write(rank_t r) noexcept;
+// The same after a sequentially consistent atomic write there (a store or read-modify-write
+// through std::atomic_ref): no fence needed, see detail::notify_after_rmw.
+void wake_after_rmw(rank_t r) noexcept;
 // The fast path of a value get: copies *src into v when this process loads and stores it.
 template <class T, class V>
 bool load_direct(global_ptr<T> src, V& v) noexcept {

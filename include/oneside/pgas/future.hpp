@@ -1,8 +1,10 @@
 // Futures and promises of the PGAS layer, after UPC++: a future<T> is a cheap copyable handle
 // on a shared state that becomes ready once, with a T or with an exception; copies see the
-// same state. promise<T> counts the operations a future waits for; then() chains work onto a
-// future, when_all() joins futures, async() runs work on this rank's task arena, and
-// progress() drives the operations that complete by being polled.
+// same state. A future ready from the start with a small trivially copyable value (16 bytes
+// at most: rget of a value, the atomics, make_future) holds it in itself instead, without
+// allocating a state; nothing else about it differs. promise<T> counts the operations a future
+// waits for; then() chains work onto a future, when_all() joins futures, async() runs work on this
+// rank's task arena, and progress() drives the operations that complete by being polled.
 //
 // Where continuations run: a continuation attached to a ready future runs at once, in then(),
 // on the calling thread; otherwise it runs on the thread that makes the future ready (inside
@@ -182,15 +184,63 @@ task_arena_ref async_arena();
 // Adds a pending polled state to the process-wide registry that progress() polls.
 void add_pending(std::shared_ptr<state_base> s);
 
+// Values a ready future holds in itself, without a shared state: small trivially copyable
+// ones (the results of rget and of the atomics). Such a future is ready from the start and
+// never changes, so its copies need not share anything.
+template <class T>
+concept inline_value = !std::is_void_v<T> && std::is_trivially_copyable_v<T> &&
+                       std::is_copy_constructible_v<T> && sizeof(T) <= 16;
+
+// Where a future<T> keeps such a value: nothing for other types.
+template <class T, bool = inline_value<T>>
+struct ready_slot {
+  static constexpr bool has_value() noexcept { return false; }
+};
+template <class T>
+struct ready_slot<T, true> {
+  ready_slot() noexcept : none() {}
+  explicit ready_slot(const T& v) noexcept : value(v), has(true) {}
+  bool has_value() const noexcept { return has; }
+
+  union {
+    char none;
+    T value;
+  };
+  bool has = false;
+};
+
+struct ready_tag {};
+
 // Builds and reads futures (their state is private to user code).
 struct future_access {
   template <class T>
   static future<T> make(std::shared_ptr<state<T>> s) noexcept {
     return future<T>(std::move(s));
   }
+  // A ready future holding v in itself (inline_value<T>).
+  template <inline_value T>
+  static future<T> make_ready(const T& v) noexcept {
+    return future<T>(ready_tag{}, v);
+  }
+  // The future's shared state; a ready state holding the value for a future that keeps its
+  // value in itself (made here: the joins and flattening attach continuations to states).
+  // Null for a future<T> without either.
   template <class T>
-  static const std::shared_ptr<state<T>>& state_of(const future<T>& f) noexcept {
+  static std::shared_ptr<state<T>> state_of(const future<T>& f) {
+    if constexpr (inline_value<T>) {
+      if (f.ready_.has_value()) {
+        auto s = std::make_shared<state<T>>();
+        s->emplace(f.ready_.value);
+        s->publish();
+        return s;
+      }
+    }
     return f.state_;
+  }
+  // Whether the future has a state or a value of its own (every future<> has).
+  template <class T>
+  static bool is_valid(const future<T>& f) noexcept {
+    return std::is_void_v<T> || f.ready_.has_value() || f.state_ != nullptr;
   }
 };
 
@@ -264,7 +314,7 @@ void deliver(const std::shared_ptr<state<R>>& dst, std::string_view call, Fn& fn
   try {
     if constexpr (is_future_v<out>) {
       const out inner = std::invoke(fn, std::forward<A>(args)...);
-      if (const auto& s = future_access::state_of(inner)) {
+      if (const std::shared_ptr<state<R>> s = future_access::state_of(inner)) {
         s->add_continuation(make_continuation([dst](state_base& ready) noexcept {
           copy_outcome(static_cast<const state<R>&>(ready), *dst);
           dst->publish();
@@ -293,6 +343,34 @@ void settle(const state<T>* src, Fn& fn, const std::shared_ptr<state<R>>& dst) n
     deliver(dst, "future::then", fn);
   } else {
     deliver(dst, "future::then", fn, src->value());
+  }
+}
+
+// then(fn) on a future ready with a value (or on a ready future<>): runs fn(args...) now. A
+// plain result small enough to live in a future (or none) makes a ready future without a
+// shared state; anything else (a returned future, a larger value, an exception) goes through
+// deliver() into a new state.
+template <class R, class Fn, class... A>
+future<R> run_now(Fn& fn, const A&... args) {
+  using out = std::remove_cvref_t<std::invoke_result_t<Fn&, const A&...>>;
+  if constexpr (!is_future_v<out> && (std::is_void_v<R> || inline_value<R>)) {
+    try {
+      if constexpr (std::is_void_v<R>) {
+        std::invoke(fn, args...);
+        return future<R>();
+      } else {
+        return future_access::make_ready<R>(R(std::invoke(fn, args...)));
+      }
+    } catch (...) {
+      auto failed = std::make_shared<state<R>>();
+      failed->store_exception(std::current_exception());
+      failed->publish();
+      return future_access::make<R>(std::move(failed));
+    }
+  } else {
+    auto dst = std::make_shared<state<R>>();
+    deliver(dst, "future::then", fn, args...);
+    return future_access::make<R>(std::move(dst));
   }
 }
 
@@ -371,6 +449,7 @@ class future {
 
   // True once the result is there; polls the operation once when it is not.
   bool is_ready() const {
+    if (ready_.has_value()) return true;
     pgas::detail::state<T>* s = checked("future::is_ready");
     return s == nullptr || s->poll();
   }
@@ -379,6 +458,9 @@ class future {
   // (detail::wait_until; woken when another thread readies the future). Returns a copy of
   // the value, or rethrows the exception the future failed with.
   T wait() const {
+    if constexpr (pgas::detail::inline_value<T>) {
+      if (ready_.has_value()) return ready_.value;
+    }
     pgas::detail::state<T>* s = checked("future::wait");
     if constexpr (std::is_void_v<T>) {
       if (s == nullptr) return;
@@ -389,6 +471,9 @@ class future {
 
   // The result of a ready future (rethrows its exception); error(arg) when not ready.
   T result() const {
+    if constexpr (pgas::detail::inline_value<T>) {
+      if (ready_.has_value()) return ready_.value;
+    }
     pgas::detail::state<T>* s = checked("future::result");
     if constexpr (std::is_void_v<T>) {
       if (s == nullptr) return;
@@ -404,9 +489,29 @@ class future {
   template <pgas::detail::continuation_for<T> Fn>
   future<pgas::detail::then_value_t<T, std::decay_t<Fn>>> then(Fn&& fn) const {
     using R = pgas::detail::then_value_t<T, std::decay_t<Fn>>;
+    if constexpr (pgas::detail::inline_value<T>) {
+      if (ready_.has_value()) {
+        std::decay_t<Fn> f(std::forward<Fn>(fn));
+        return pgas::detail::run_now<R>(f, ready_.value);
+      }
+    }
     pgas::detail::state<T>* s = checked("future::then");
+    if constexpr (std::is_void_v<T>) {
+      if (s == nullptr) {
+        std::decay_t<Fn> f(std::forward<Fn>(fn));
+        return pgas::detail::run_now<R>(f);
+      }
+    }
+    if (s->is_ready() && !s->has_failed()) {
+      std::decay_t<Fn> f(std::forward<Fn>(fn));
+      if constexpr (std::is_void_v<T>) {
+        return pgas::detail::run_now<R>(f);
+      } else {
+        return pgas::detail::run_now<R>(f, s->value());
+      }
+    }
     auto dst = std::make_shared<pgas::detail::state<R>>();
-    if (s == nullptr || s->is_ready()) {
+    if (s->is_ready()) {
       std::decay_t<Fn> f(std::forward<Fn>(fn));
       pgas::detail::settle(s, f, dst);
     } else {
@@ -422,6 +527,8 @@ class future {
  private:
   friend struct pgas::detail::future_access;
   explicit future(std::shared_ptr<pgas::detail::state<T>> s) noexcept : state_(std::move(s)) {}
+  template <pgas::detail::inline_value U>
+  future(pgas::detail::ready_tag, const U& v) noexcept : ready_(v) {}
 
   // The state, or null for a default future<> (ready); raises for a default future<T>.
   pgas::detail::state<T>* checked(std::string_view call) const {
@@ -436,6 +543,7 @@ class future {
   }
 
   std::shared_ptr<pgas::detail::state<T>> state_;
+  [[no_unique_address]] pgas::detail::ready_slot<T> ready_;  // a ready value held in place
 };
 
 // Counts what a future waits for (UPC++ semantics). A promise starts with one dependency;
@@ -501,6 +609,9 @@ class promise {
 // A ready future holding `v`.
 template <class V>
 future<std::decay_t<V>> make_future(V&& v) {
+  if constexpr (pgas::detail::inline_value<std::decay_t<V>>) {
+    return pgas::detail::future_access::make_ready<std::decay_t<V>>(v);
+  }
   auto s = std::make_shared<pgas::detail::state<std::decay_t<V>>>();
   s->emplace(std::forward<V>(v));
   s->publish();
@@ -689,7 +800,7 @@ class join_vector final : public join_base<when_all_vector_t<T>> {
 // null state for a future<>{} (checked: only future<> may have no state).
 template <class T, class J, class Arrive>
 void attach(const future<T>& f, const std::shared_ptr<J>& join, Arrive arrive) {
-  if (const auto& s = future_access::state_of(f)) {
+  if (const std::shared_ptr<state<T>> s = future_access::state_of(f)) {
     s->add_continuation(
         make_continuation([join, arrive](state_base& ready) noexcept { arrive(*join, &ready); }));
   } else if constexpr (std::is_void_v<T>) {
@@ -702,7 +813,7 @@ void attach(const future<T>& f, const std::shared_ptr<J>& join, Arrive arrive) {
 template <class T>
 void check_joinable(const future<T>& f) {
   if constexpr (!std::is_void_v<T>) {
-    if (future_access::state_of(f) == nullptr) raise_invalid_future("when_all");
+    if (!future_access::is_valid(f)) raise_invalid_future("when_all");
   }
 }
 

@@ -297,6 +297,10 @@ class backend {
   virtual void wake(std::span<const rank_t> ranks) noexcept = 0;
   // This process's doorbell: what its waiting threads sleep on.
   virtual oneside::detail::doorbell& local_doorbell() noexcept = 0;
+  // The doorbell of `rank`'s process when this process can ring it directly (a node peer
+  // on shared memory): detail::notify(*bell) then does what wake(rank) does, without the
+  // virtual call. Null when waking `rank` takes a message, and for ranks outside the job.
+  virtual oneside::detail::doorbell* peer_doorbell(rank_t rank) noexcept = 0;
 
   // Called by segment/exposure destructors.
   virtual void release(segment& s) noexcept = 0;

@@ -38,6 +38,33 @@ inline void cross_process_sync() noexcept {
   cross_process_acquire();
 }
 
+// Wakers and sleepers must not both miss each other: a waker changes something, then reads
+// the sleeper count; a sleeper raises the count, then checks the change. Each side needs a
+// full barrier between its write and its read. The waker's side is the hot one (every put to
+// a node peer rings), so when the kernel offers membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)
+// and this process registered for it, wakers skip their fence and the sleeper, about to
+// sleep anyway, forces a barrier on every running thread of the job's registered processes
+// instead (an asymmetric fence: Linux's membarrier(2), as liburcu and folly use it). A wake
+// missed anyway (a process that could not register) delays its sleeper by at most one sleep
+// step (ONESIDE_WAIT_SLEEP_MAX_US), never longer.
+//
+// Registers this process (once; the runtime's open calls it) and returns whether wakers here
+// may skip their fence.
+bool enable_asymmetric_fences() noexcept;
+// Set by enable_asymmetric_fences(); read by every notify().
+inline std::atomic<bool> g_wakers_skip_fence{false};
+// The waker's barrier between its change and its reading of the sleeper count.
+inline void waker_fence() noexcept {
+  if (g_wakers_skip_fence.load(std::memory_order_relaxed)) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler's order only
+  } else {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+}
+// The sleeper's barrier after raising the count: membarrier when the kernel has it, else a
+// fence (wait.cpp).
+void sleeper_fence() noexcept;
+
 // A futex word plus a count of sleepers, living where every waker can reach it.
 class doorbell {
  public:
@@ -46,9 +73,18 @@ class doorbell {
   // Sleeps while the sequence still equals `seen`, at most `timeout_ns`.
   void sleep(std::uint32_t seen, std::int64_t timeout_ns) noexcept;
   std::uint32_t sequence() const noexcept { return seq_.load(std::memory_order_acquire); }
-  void add_sleeper() noexcept { sleepers_.fetch_add(1, std::memory_order_seq_cst); }
+  // Registers a sleeper, then the sleeper's barrier (see sleeper_fence): the sleeper checks
+  // its condition after this. The barrier also lets notify_after_rmw() skip its fence.
+  void add_sleeper() noexcept {
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    sleeper_fence();
+  }
   void remove_sleeper() noexcept { sleepers_.fetch_sub(1, std::memory_order_relaxed); }
   bool has_sleepers() const noexcept { return sleepers_.load(std::memory_order_relaxed) != 0; }
+  // The same read as a sequentially consistent load (notify_after_rmw).
+  bool has_sleepers_seq_cst() const noexcept {
+    return sleepers_.load(std::memory_order_seq_cst) != 0;
+  }
 
  private:
   std::atomic<std::uint32_t> seq_{0};
@@ -57,11 +93,19 @@ class doorbell {
 static_assert(sizeof(doorbell) == 8);
 
 // A waker's half of the protocol: after making a change a waiter may need, call
-// notify(bell) (a full fence, then a ring only when somebody sleeps).
+// notify(bell) (the waker's fence, then a ring only when somebody sleeps).
 inline void notify(doorbell& bell) noexcept {
   cross_process_release();
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  waker_fence();
   if (bell.has_sleepers()) bell.ring();
+}
+
+// notify() for a change made by a sequentially consistent atomic read-modify-write (an
+// atomic add, exchange, compare-exchange that wrote): the read-modify-write and the sleepers'
+// fence (doorbell::add_sleeper) order it against the sleeper, so no fence is needed here.
+inline void notify_after_rmw(doorbell& bell) noexcept {
+  cross_process_release();
+  if (bell.has_sleepers_seq_cst()) bell.ring();
 }
 
 // How long each phase of a wait lasts.

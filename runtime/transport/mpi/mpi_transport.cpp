@@ -184,6 +184,10 @@ class mpi_backend final : public runtime_backend {
   void wake(rank_t r) noexcept override;
   void wake(std::span<const rank_t> ranks) noexcept override;
   oneside::detail::doorbell& local_doorbell() noexcept override { return node_->local_doorbell(); }
+  oneside::detail::doorbell* peer_doorbell(rank_t r) noexcept override {
+    if (r < 0 || r >= size_ || local_of(r) < 0) return nullptr;
+    return node_->peer_doorbell(local_of(r));
+  }
   void release(segment& s) noexcept override;
   void release(exposure& e) noexcept override;
 

@@ -787,7 +787,7 @@ void shm::wake(rank_t r) noexcept {
 
 void shm::wake(std::span<const rank_t> ranks) noexcept {
   oneside::detail::cross_process_release();
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  oneside::detail::waker_fence();
   for (rank_t r : ranks) {
     if (r < 0 || r >= size_) continue;
     oneside::detail::doorbell& bell = peer_of(r).ctl.header->main_bell;
@@ -797,6 +797,11 @@ void shm::wake(std::span<const rank_t> ranks) noexcept {
 
 doorbell& shm::local_doorbell() noexcept {
   return own_.header->main_bell;
+}
+
+doorbell* shm::peer_doorbell(rank_t r) noexcept {
+  if (r < 0 || r >= size_) return nullptr;
+  return &peer_of(r).ctl.header->main_bell;
 }
 
 std::int64_t shm::agent_cpu_ns() const noexcept {

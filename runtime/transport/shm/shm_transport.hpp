@@ -87,6 +87,7 @@ class shm final : public runtime_backend {
   void wake(rank_t rank) noexcept override;
   void wake(std::span<const rank_t> ranks) noexcept override;
   oneside::detail::doorbell& local_doorbell() noexcept override;
+  oneside::detail::doorbell* peer_doorbell(rank_t r) noexcept override;
   void release(segment& s) noexcept override;
   void release(exposure& e) noexcept override;
 
