@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -159,6 +160,22 @@ datatype strided_type(std::size_t blocks, std::size_t block_len, std::ptrdiff_t 
   }
   return datatype::hvector(static_cast<count_t>(blocks), static_cast<count_t>(block_len * element),
                            stride * static_cast<std::ptrdiff_t>(element), bytes_type());
+}
+
+bool put_value_direct(rank_t r, std::uintptr_t addr, const void* src, std::size_t bytes) noexcept {
+  pgas_state* s = get_state_if_open();
+  if (s == nullptr) [[unlikely]] {
+    return false;
+  }
+  void* p = s->local_address(r, addr, bytes);
+  if (p == nullptr) return false;
+  if (bytes == sizeof(std::uint64_t)) {
+    std::memcpy(p, src, sizeof(std::uint64_t));  // the common case, without a call
+  } else {
+    std::memcpy(p, src, bytes);
+  }
+  if (oneside::detail::doorbell* bell = s->peer_bell(r)) oneside::detail::notify(*bell);
+  return true;
 }
 
 void wake_after_write(rank_t r) noexcept {

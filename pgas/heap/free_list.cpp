@@ -30,7 +30,6 @@ constexpr word in_use_bit = 1;
 constexpr word size_mask = ((word{1} << cookie_shift) - 1) & ~word{15};
 constexpr word cookie_mask = ~((word{1} << cookie_shift) - 1);
 constexpr std::size_t granule = 16;
-constexpr std::size_t npos = static_cast<std::size_t>(-1);
 static_assert(free_list::max_arena_bytes <= (std::size_t{1} << cookie_shift));
 
 // Arena memory is plain bytes the user also writes: tags and links go through memcpy (one
@@ -54,8 +53,7 @@ word cookie(const std::byte* at) noexcept {
   word x = address(at);
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return x & cookie_mask;
+  return x & cookie_mask;  // (a final x ^= x >> 33 would leave bits 40..63 as they are)
 }
 
 word make_tag(const std::byte* b, std::size_t size, bool in_use) noexcept {
@@ -68,10 +66,14 @@ bool is_in_use(word w) noexcept {
   return (w & in_use_bit) != 0;
 }
 
-void set_block(std::byte* b, std::size_t size, bool in_use) noexcept {
-  const word w = make_tag(b, size, in_use);
+// Writes a block's header and footer word.
+void set_tags(std::byte* b, std::size_t size, word w) noexcept {
   store(b, w);
   store(b + size - tag_bytes, w);
+}
+
+void set_block(std::byte* b, std::size_t size, bool in_use) noexcept {
+  set_tags(b, size, make_tag(b, size, in_use));
 }
 
 // A free block's links, right after its header.
@@ -100,6 +102,13 @@ std::size_t block_bytes_for(std::size_t bytes) noexcept {
 
 std::string not_a_block(const void* p, std::string_view why) {
   return hex(p) + " is not a block of this heap (" + std::string(why) + ")";
+}
+
+// Out of line, so that allocate's fast path builds no string and needs no frame for one.
+[[noreturn, gnu::cold, gnu::noinline]] void bad_alignment(std::size_t bytes, std::size_t align) {
+  oneside::detail::raise(
+      error_class::arg, {.call = "allocate", .bytes = bytes},
+      "alignment " + std::to_string(align) + " is not a power of two from 1 to 4096");
 }
 
 [[noreturn]] void violation(std::string_view what) {
@@ -136,11 +145,10 @@ void free_list::add_arena(void* base, std::size_t bytes) {
   by_address_.reserve(arenas_.size() + 1);  // both pushes below succeed or neither happens
   arenas_.push_back(arena{.base = lo, .bytes = bytes, .first_free = nullptr, .last_free = nullptr});
   const std::size_t ai = arenas_.size() - 1;
-  by_address_.insert(std::upper_bound(by_address_.begin(), by_address_.end(), ai,
-                                      [this](std::size_t x, std::size_t y) {
-                                        return address(arenas_[x].base) < address(arenas_[y].base);
-                                      }),
-                     ai);
+  by_address_.insert(
+      std::upper_bound(by_address_.begin(), by_address_.end(), address(lo),
+                       [](std::uintptr_t x, const arena_range& r) { return x < address(r.base); }),
+      arena_range{.base = lo, .bytes = bytes, .index = ai});
   // Fences: in-use blocks of size 0 at both ends.
   store(lo, make_tag(lo, 0, true));
   store(lo + bytes - tag_bytes, make_tag(lo + bytes - tag_bytes, 0, true));
@@ -151,42 +159,48 @@ void free_list::add_arena(void* base, std::size_t bytes) {
   ++free_blocks_;
 }
 
-void* free_list::allocate(std::size_t bytes, std::size_t align) {
-  // (align & (align - 1)) rather than std::has_single_bit, which is a library call without
-  // -mpopcnt.
-  ONESIDE_CHECK(align != 0 && (align & (align - 1)) == 0 && align <= max_alignment,
-                error_class::arg, {.call = "allocate", .bytes = bytes},
-                "alignment " + std::to_string(align) + " is not a power of two from 1 to 4096");
-  if (bytes > max_arena_bytes) return nullptr;
-  const std::size_t need = block_bytes_for(bytes);
-  const std::lock_guard lock(lock_);
-  for (std::size_t ai = 0; ai < arenas_.size(); ++ai) {
-    const arena& a = arenas_[ai];
-    for (std::byte* b = a.first_free; b != nullptr; b = b == a.last_free ? nullptr : next_of(b)) {
-      const std::size_t size = size_of(load(b));
-      // Payloads (b + 8) are 16-aligned; a larger alignment leaves a free block in front,
-      // which must be empty or a block of its own.
-      std::size_t lead = 0;
-      if (align > granule) {
-        const std::uintptr_t payload = address(b) + tag_bytes;
-        lead = ((payload + align - 1) & ~(align - 1)) - payload;
-        if (lead != 0 && lead < min_block) lead += align;
-      }
-      if (lead + need <= size) {
-        take(ai, b, lead, need);
-        return b + lead + tag_bytes;
-      }
-    }
+const free_list::arena_range* free_list::range_of(const void* p) const noexcept {
+  // The last arena starting at or below p (a binary search), if p lies inside it.
+  const std::uintptr_t at = address(p);
+  const arena_range* r = by_address_.data();
+  std::size_t n = arenas_.size();  // the same count, and a shift away from arenas_'s bounds
+  if (n == 0) return nullptr;
+  while (n > 1) {
+    const std::size_t half = n / 2;
+    if (address(r[half].base) <= at) r += half;
+    n -= half;
   }
-  return nullptr;
+  // Below the first arena, at - base wraps around past every arena's size.
+  return at - address(r->base) < r->bytes ? r : nullptr;
 }
 
-// Makes a live block of `need` bytes at b + lead inside the free block b: what is left in
-// front stays a free block in b's place, what is left behind becomes a free block after it
-// (or, when too small for a block, part of the new one).
-void free_list::take(std::size_t ai, std::byte* b, std::size_t lead, std::size_t need) {
+// Classifies p (reads only, and only inside p's arena).
+free_list::lookup free_list::find_block(const void* p) const noexcept {
+  if (p == nullptr) return {pointer_kind::null, nullptr, 0, 0};
+  const arena_range* const r = range_of(p);
+  if (r == nullptr) return {pointer_kind::in_no_arena, nullptr, 0, 0};
+  const std::uintptr_t at = address(p);
+  const std::uintptr_t end = address(r->base) + r->bytes - tag_bytes;  // the closing fence
+  if (at % granule != 0 || at < address(r->base) + 2 * tag_bytes ||
+      end - (at - tag_bytes) < min_block) {
+    return {pointer_kind::misplaced, nullptr, 0, 0};
+  }
+  std::byte* const b = r->base + (at - tag_bytes - address(r->base));
+  const word w = load(b);
+  if ((w & cookie_mask) != cookie(b)) return {pointer_kind::misplaced, nullptr, 0, 0};
+  if (!is_in_use(w)) return {pointer_kind::freed, nullptr, 0, 0};
+  const std::size_t size = size_of(w);
+  if (size < min_block || size > end - address(b) || load(b + size - tag_bytes) != w) {
+    return {pointer_kind::damaged, nullptr, 0, 0};
+  }
+  return {pointer_kind::live, b, r->index, w};
+}
+
+// What is left in front stays a free block in b's place, what is left behind becomes a free
+// block after it (or, when too small for a block, part of the new one).
+void free_list::take(std::size_t ai, std::byte* b, word tag, std::size_t lead, std::size_t need) {
   arena& a = arenas_[ai];
-  const std::size_t size = size_of(load(b));
+  const std::size_t size = size_of(tag);
   std::size_t tail = size - lead - need;
   if (tail < min_block) {
     need += tail;
@@ -210,28 +224,66 @@ void free_list::take(std::size_t ai, std::byte* b, std::size_t lead, std::size_t
       ++free_blocks_;
     }
   }
-  set_block(block, need, true);
+  // Without a lead the block starts at b, whose cookie the free block's header holds.
+  const word block_cookie = lead == 0 ? tag & cookie_mask : cookie(block);
+  set_tags(block, need, block_cookie | word{need} | in_use_bit);
   used_bytes_ += need;
   ++live_blocks_;
+}
+
+void* free_list::allocate(std::size_t bytes, std::size_t align) {
+  // (align & (align - 1)) rather than std::has_single_bit, which is a library call without
+  // -mpopcnt.
+  if (align == 0 || (align & (align - 1)) != 0 || align > max_alignment) [[unlikely]] {
+    bad_alignment(bytes, align);
+  }
+  if (bytes > max_arena_bytes) return nullptr;
+  const std::size_t need = block_bytes_for(bytes);
+  const std::lock_guard lock(lock_);
+  for (std::size_t ai = 0; ai < arenas_.size(); ++ai) {
+    const arena& a = arenas_[ai];
+    for (std::byte* b = a.first_free; b != nullptr; b = b == a.last_free ? nullptr : next_of(b)) {
+      const word w = load(b);
+      const std::size_t size = size_of(w);
+      // Payloads (b + 8) are 16-aligned; a larger alignment leaves a free block in front,
+      // which must be empty or a block of its own.
+      std::size_t lead = 0;
+      if (align > granule) {
+        const std::uintptr_t payload = address(b) + tag_bytes;
+        lead = ((payload + align - 1) & ~(align - 1)) - payload;
+        if (lead != 0 && lead < min_block) lead += align;
+      }
+      if (lead + need <= size) {
+        take(ai, b, w, lead, need);
+        return b + lead + tag_bytes;
+      }
+    }
+  }
+  return nullptr;
 }
 
 void free_list::deallocate(void* p) {
   if (p == nullptr) return;
   const std::lock_guard lock(lock_);
-  std::size_t ai = 0;
-  std::byte* const b = live_block(p, "deallocate", ai);
-  arena& a = arenas_[ai];
-  const std::size_t size = size_of(load(b));
+  const lookup found = find_block(p);
+  if (found.kind != pointer_kind::live) [[unlikely]] {
+    reject(found.kind, p, "deallocate");
+  }
+  std::byte* const b = found.block;
+  arena& a = arenas_[found.arena];
+  const word own_cookie = found.tag & cookie_mask;  // checked by find_block
+  const std::size_t size = size_of(found.tag);
   used_bytes_ -= size;
   --live_blocks_;
-  // Mark the whole block free first, so that its header says "freed" even once merged.
-  set_block(b, size, false);
   const word before = load(b - tag_bytes);  // the previous block's footer or the fence
   std::byte* const after = b + size;
   const word next = load(after);  // the next block's header or the fence
   const bool merge_before = !is_in_use(before);
   const bool merge_after = !is_in_use(next);
+  // Whatever merges, b's header says "freed" from here on (a second free is reported as
+  // such); its footer is rewritten only where it stays a footer.
   if (merge_before) {
+    store(b, own_cookie | word{size});
     std::byte* const prev = b - size_of(before);
     std::size_t merged = size_of(before) + size;
     if (merge_after) {
@@ -241,24 +293,31 @@ void free_list::deallocate(void* p) {
     }
     set_block(prev, merged, false);
   } else if (merge_after) {
-    set_block(b, size + size_of(next), false);
+    const std::size_t merged = size + size_of(next);
+    set_tags(b, merged, own_cookie | word{merged});
     replace(a, after, b);
   } else {
-    insert(ai, b);
+    set_tags(b, size, own_cookie | word{size});
+    insert(found.arena, b);
     ++free_blocks_;
   }
 }
 
 void free_list::check_block(const void* p, std::string_view call) const {
   const std::lock_guard lock(lock_);
-  std::size_t ai = 0;
-  (void)live_block(p, call, ai);
+  const lookup found = find_block(p);
+  if (found.kind != pointer_kind::live) [[unlikely]] {
+    reject(found.kind, p, call);
+  }
 }
 
 std::size_t free_list::block_size(const void* p) const {
   const std::lock_guard lock(lock_);
-  std::size_t ai = 0;
-  return size_of(load(live_block(p, "block_size", ai))) - block_overhead;
+  const lookup found = find_block(p);
+  if (found.kind != pointer_kind::live) [[unlikely]] {
+    reject(found.kind, p, "block_size");
+  }
+  return size_of(found.tag) - block_overhead;
 }
 
 free_list_stats free_list::stats() const {
@@ -278,66 +337,28 @@ free_list_stats free_list::stats() const {
   };
 }
 
-std::size_t free_list::arena_index(const void* p) const noexcept {
-  // The last arena starting at or below p, if p lies inside it.
-  const auto it = std::upper_bound(
-      by_address_.begin(), by_address_.end(), address(p),
-      [this](std::uintptr_t x, std::size_t ai) { return x < address(arenas_[ai].base); });
-  if (it == by_address_.begin()) return npos;
-  const arena& a = arenas_[*std::prev(it)];
-  return address(p) - address(a.base) < a.bytes ? *std::prev(it) : npos;
-}
-
-// Classifies p (reads only, and only inside p's arena).
-free_list::lookup free_list::find_block(const void* p) const noexcept {
-  if (p == nullptr) return {pointer_kind::null, nullptr, 0};
-  const std::size_t ai = arena_index(p);
-  if (ai == npos) return {pointer_kind::in_no_arena, nullptr, 0};
-  const arena& a = arenas_[ai];
-  const std::uintptr_t at = address(p);
-  const std::uintptr_t end = address(a.base) + a.bytes - tag_bytes;  // the closing fence
-  if (at % granule != 0 || at < address(a.base) + 2 * tag_bytes ||
-      end - (at - tag_bytes) < min_block) {
-    return {pointer_kind::misplaced, nullptr, 0};
+// Cold: only misuse gets here.
+[[gnu::cold]] void free_list::reject(pointer_kind kind, const void* p, std::string_view call) {
+  std::string what;
+  switch (kind) {
+    case pointer_kind::null:
+      what = "null is not a block of this heap";
+      break;
+    case pointer_kind::in_no_arena:
+      what = not_a_block(p, "it lies in no arena");
+      break;
+    case pointer_kind::freed:
+      what = hex(p) + " was freed already";
+      break;
+    case pointer_kind::damaged:
+      what = not_a_block(p, "its boundary tags are damaged or forged");
+      break;
+    case pointer_kind::misplaced:
+    case pointer_kind::live:
+      what = not_a_block(p, "no block starts there");
+      break;
   }
-  std::byte* const b = a.base + (at - tag_bytes - address(a.base));
-  const word w = load(b);
-  if ((w & cookie_mask) != cookie(b)) return {pointer_kind::misplaced, nullptr, 0};
-  if (!is_in_use(w)) return {pointer_kind::freed, nullptr, 0};
-  const std::size_t size = size_of(w);
-  if (size < min_block || size > end - address(b) || load(b + size - tag_bytes) != w) {
-    return {pointer_kind::damaged, nullptr, 0};
-  }
-  return {pointer_kind::live, b, ai};
-}
-
-std::byte* free_list::live_block(const void* p, std::string_view call,
-                                 std::size_t& arena_at) const {
-  const lookup found = find_block(p);
-  if (found.kind != pointer_kind::live) [[unlikely]] {
-    std::string what;
-    switch (found.kind) {
-      case pointer_kind::null:
-        what = "null is not a block of this heap";
-        break;
-      case pointer_kind::in_no_arena:
-        what = not_a_block(p, "it lies in no arena");
-        break;
-      case pointer_kind::freed:
-        what = hex(p) + " was freed already";
-        break;
-      case pointer_kind::damaged:
-        what = not_a_block(p, "its boundary tags are damaged or forged");
-        break;
-      case pointer_kind::misplaced:
-      case pointer_kind::live:
-        what = not_a_block(p, "no block starts there");
-        break;
-    }
-    oneside::detail::raise(error_class::arg, {.call = call}, what);
-  }
-  arena_at = found.arena;
-  return found.block;
+  oneside::detail::raise(error_class::arg, {.call = call}, what);
 }
 
 // Puts the free block b (of arena ai, with no free neighbour) into the list in heap order.

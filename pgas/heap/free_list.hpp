@@ -125,19 +125,33 @@ class free_list {
     std::byte* last_free;
   };
 
-  // What a pointer given to deallocate or block_size is; only `live` has a block and arena.
+  // An arena's address range; by_address_ keeps them sorted by base for arena lookups, the
+  // bounds inline so that finding a pointer's arena reads one array.
+  struct arena_range {
+    std::byte* base;
+    std::size_t bytes;
+    std::size_t index;  // into arenas_
+  };
+
+  // What a pointer given to deallocate or block_size is; only `live` has a block, its arena
+  // and its header word.
   enum class pointer_kind : std::uint8_t { live, null, in_no_arena, misplaced, freed, damaged };
   struct lookup {
     pointer_kind kind;
     std::byte* block;
     std::size_t arena;
+    std::uint64_t tag;
   };
 
-  std::size_t arena_index(const void* p) const noexcept;  // npos when p lies in no arena
-  lookup find_block(const void* p) const noexcept;
-  // The header of the live block at p; raises arg naming `call` when there is none.
-  std::byte* live_block(const void* p, std::string_view call, std::size_t& arena_at) const;
-  void take(std::size_t ai, std::byte* b, std::size_t lead, std::size_t need);
+  // The hot paths' helpers are inline (defined in free_list.cpp, their only user), so that
+  // allocate and deallocate are one call each.
+  inline const arena_range* range_of(const void* p) const noexcept;  // null: in no arena
+  inline lookup find_block(const void* p) const noexcept;
+  // Raises arg naming `call` for a pointer find_block did not find live.
+  [[noreturn]] static void reject(pointer_kind kind, const void* p, std::string_view call);
+  // Makes a live block of `need` bytes at b + lead inside the free block b (header `tag`).
+  inline void take(std::size_t ai, std::byte* b, std::uint64_t tag, std::size_t lead,
+                   std::size_t need);
   void insert(std::size_t ai, std::byte* b);
   void unlink(arena& a, std::byte* b) noexcept;
   void replace(arena& a, std::byte* old_block, std::byte* b) noexcept;
@@ -146,7 +160,7 @@ class free_list {
 
   mutable spin_lock lock_;
   std::vector<arena> arenas_;            // in order of addition (= heap order)
-  std::vector<std::size_t> by_address_;  // indices into arenas_, by base address
+  std::vector<arena_range> by_address_;  // every arena's range, by base address
   std::byte* head_ = nullptr;            // the first free block in heap order
   std::size_t total_bytes_ = 0;
   std::size_t used_bytes_ = 0;

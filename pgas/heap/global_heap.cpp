@@ -35,8 +35,7 @@ global_heap::~global_heap() {
   if (last.joinable()) last.join();
 }
 
-void* global_heap::allocate(std::size_t bytes, std::size_t align, std::string_view call) {
-  if (void* p = list_.allocate(bytes, align)) return p;
+void* global_heap::grow_and_allocate(std::size_t bytes, std::size_t align, std::string_view call) {
   // More than any segment may hold (also what n * sizeof(T) saturates to on overflow).
   ONESIDE_CHECK(bytes <= free_list::max_arena_bytes - 2 * free_list::max_alignment,
                 error_class::no_mem, {.call = call, .bytes = bytes},
@@ -107,10 +106,6 @@ void global_heap::grow(std::size_t bytes, std::size_t align, std::string_view ca
     throw;
   }
   segments_.push_back(std::move(seg));
-}
-
-void global_heap::deallocate(void* p) {
-  list_.deallocate(p);
 }
 
 void global_heap::check_block(const void* p) const {

@@ -34,12 +34,18 @@ class global_heap {
   ~global_heap();
 
   // A block, growing the heap when none fits. Errors name `call`: no_mem (the cap, or more
-  // than a segment can hold), arg (bad alignment).
-  void* allocate(std::size_t bytes, std::size_t align, std::string_view call = "allocate");
+  // than a segment can hold), arg (bad alignment). Inline: the free list serves almost every
+  // call, so the public allocate path goes straight to it.
+  void* allocate(std::size_t bytes, std::size_t align, std::string_view call = "allocate") {
+    if (void* p = list_.allocate(bytes, align)) [[likely]] {
+      return p;
+    }
+    return grow_and_allocate(bytes, align, call);
+  }
   // A block from the segments there are, or null when the heap would have to grow (growing
   // attaches to the window, which may wait for peers: active-message handlers call this).
   void* try_allocate(std::size_t bytes, std::size_t align);
-  void deallocate(void* p);
+  void deallocate(void* p) { list_.deallocate(p); }
   void check_block(const void* p) const;
   heap_stats_t stats() const;
 
@@ -51,6 +57,8 @@ class global_heap {
   void defer(std::function<void()> job);
 
  private:
+  // allocate() once the segments there are could not serve it: grows the heap.
+  void* grow_and_allocate(std::size_t bytes, std::size_t align, std::string_view call);
   // Adds a segment that can serve `bytes` at `align`; error(no_mem) past the cap.
   void grow(std::size_t bytes, std::size_t align, std::string_view call);
   void run_deferred() noexcept;

@@ -299,13 +299,4 @@ future<> heap_deallocate_async(global_ptr<void> p) {
   return make_pending_future([req]() -> bool { return req->poll().has_value(); });
 }
 
-void heap_deallocate_any(global_ptr<void> p) {
-  if (p.is_null()) return;
-  if (p.where() == my_rank_if_open()) {
-    heap_deallocate(p);
-    return;
-  }
-  heap_deallocate_async(p).wait();
-}
-
 }  // namespace oneside::pgas::detail

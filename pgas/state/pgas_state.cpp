@@ -23,11 +23,11 @@ namespace {
 
 using oneside::detail::context;
 
-std::atomic<pgas_state*> g_state{nullptr};
-
 struct state_handle {
-  explicit state_handle(context& c) : state(c) { g_state.store(&state, std::memory_order_release); }
-  ~state_handle() { g_state.store(nullptr, std::memory_order_release); }
+  explicit state_handle(context& c) : state(c) {
+    g_current_state.store(&state, std::memory_order_release);
+  }
+  ~state_handle() { g_current_state.store(nullptr, std::memory_order_release); }
   pgas_state state;
 };
 
@@ -78,9 +78,7 @@ pgas_state::~pgas_state() {
   }
 }
 
-void pgas_state::flush_if_needed() {
-  const std::uint64_t n = issued_.load(std::memory_order_acquire);
-  if (flushed_.load(std::memory_order_acquire) >= n) return;
+void pgas_state::flush_through(std::uint64_t n) {
   window_.flush_all();
   std::uint64_t f = flushed_.load(std::memory_order_relaxed);
   while (f < n && !flushed_.compare_exchange_weak(f, n, std::memory_order_acq_rel)) {
@@ -88,7 +86,7 @@ void pgas_state::flush_if_needed() {
 }
 
 pgas_state& get_state(std::string_view call) {
-  pgas_state* s = g_state.load(std::memory_order_acquire);
+  pgas_state* s = get_state_if_open();
   if (s == nullptr) [[unlikely]] {
     (void)oneside::detail::require_context(call);  // raises not_open
     oneside::detail::raise(error_class::intern, {.call = call},
@@ -97,26 +95,18 @@ pgas_state& get_state(std::string_view call) {
   return *s;
 }
 
-pgas_state* get_state_if_open() noexcept {
-  return g_state.load(std::memory_order_acquire);
-}
-
 bool is_local_rank(rank_t r) noexcept {
-  pgas_state* s = g_state.load(std::memory_order_acquire);
+  pgas_state* s = get_state_if_open();
   return s != nullptr && s->is_local_rank(r);
 }
 
 void* local_address(rank_t r, std::uintptr_t addr, std::size_t bytes) noexcept {
-  pgas_state* s = g_state.load(std::memory_order_acquire);
-  if (s == nullptr) return nullptr;
-  if (r == s->rank()) return reinterpret_cast<void*>(addr);
-  if (!s->is_local_rank(r)) return nullptr;
-  if (void* p = s->peers().resolve(r, addr, bytes)) return p;  // heap memory: no virtual call
-  return s->transport().direct(r, addr, bytes);                // other exposed memory
+  pgas_state* s = get_state_if_open();
+  return s != nullptr ? s->local_address(r, addr, bytes) : nullptr;
 }
 
 rank_t my_rank_if_open() noexcept {
-  pgas_state* s = g_state.load(std::memory_order_acquire);
+  pgas_state* s = get_state_if_open();
   return s != nullptr ? s->rank() : -1;
 }
 
@@ -140,6 +130,13 @@ rank_t my_rank() {
   return get_state("global_ptr").rank();
 }
 
+namespace {
+// Another rank's block (heap_deallocate_any): out of line, the future's frame with it.
+[[gnu::noinline]] void deallocate_remote(global_ptr<void> p) {
+  heap_deallocate_async(p).wait();
+}
+}  // namespace
+
 global_ptr<void> heap_allocate(std::size_t bytes, std::size_t align) {
   pgas_state& s = get_state("allocate");
   void* p = s.heap().allocate(bytes, align);
@@ -147,10 +144,18 @@ global_ptr<void> heap_allocate(std::size_t bytes, std::size_t align) {
 }
 
 namespace {
-void* own_block(pgas_state& s, global_ptr<void> p, std::string_view call) {
-  ONESIDE_CHECK(p.where() == s.rank(), error_class::rank, {.call = call, .target = p.where()},
-                "the block at " + hex(p.address()) + " belongs to rank " +
-                    std::to_string(p.where()) + "'s heap; only its owner frees it");
+// Out of line, so that own_block inlines without a frame for the message.
+[[noreturn, gnu::cold, gnu::noinline]] void not_own_block(global_ptr<void> p,
+                                                          std::string_view call) {
+  oneside::detail::raise(error_class::rank, {.call = call, .target = p.where()},
+                         "the block at " + hex(p.address()) + " belongs to rank " +
+                             std::to_string(p.where()) + "'s heap; only its owner frees it");
+}
+
+void* own_block(const pgas_state& s, global_ptr<void> p, std::string_view call) {
+  if (p.where() != s.rank()) [[unlikely]] {
+    not_own_block(p, call);
+  }
   return reinterpret_cast<void*>(p.address());
 }
 }  // namespace
@@ -159,6 +164,18 @@ void heap_deallocate(global_ptr<void> p) {
   if (p.is_null()) return;
   pgas_state& s = get_state("deallocate");
   s.heap().deallocate(own_block(s, p, "deallocate"));
+}
+
+// Here rather than in remote_heap.cpp: this rank's block, the common case, takes one call.
+void heap_deallocate_any(global_ptr<void> p) {
+  if (p.is_null()) return;
+  // This rank's block: heap_deallocate(p), whose other checks (open, own rank) hold here.
+  pgas_state* s = get_state_if_open();
+  if (s != nullptr && p.where() == s->rank()) [[likely]] {
+    s->heap().deallocate(reinterpret_cast<void*>(p.address()));
+    return;
+  }
+  deallocate_remote(p);
 }
 
 void heap_check_block(global_ptr<void> p) {

@@ -68,9 +68,22 @@ class pgas_state {
     return flushed_.load(std::memory_order_acquire) >= ticket;
   }
   // flush_all when an operation was issued since the last one (any thread's).
-  void flush_if_needed();
+  void flush_if_needed() {
+    const std::uint64_t n = issued_.load(std::memory_order_acquire);
+    if (flushed_.load(std::memory_order_acquire) < n) flush_through(n);
+  }
+  // The pointer through which this process loads and stores (r, addr … addr + bytes), or
+  // null (see pgas::detail::local_address).
+  void* local_address(rank_t r, std::uintptr_t addr, std::size_t bytes) noexcept {
+    if (r == rank_) return reinterpret_cast<void*>(addr);
+    if (!is_local_rank(r)) return nullptr;
+    if (void* p = peers_->resolve(r, addr, bytes)) return p;  // heap memory: no virtual call
+    return transport_.direct(r, addr, bytes);                 // other exposed memory
+  }
 
  private:
+  void flush_through(std::uint64_t issued);
+
   transport::backend& transport_;
   const oneside::team& world_;
   rank_t rank_;
@@ -90,8 +103,12 @@ class pgas_state {
 
 // The state of the open runtime; error(not_open) naming `call` when none is open.
 pgas_state& get_state(std::string_view call);
+// Where the open runtime's state is (pgas_state.cpp sets and clears it).
+inline std::atomic<pgas_state*> g_current_state{nullptr};
 // The state, or null when the runtime is not open (no error).
-pgas_state* get_state_if_open() noexcept;
+inline pgas_state* get_state_if_open() noexcept {
+  return g_current_state.load(std::memory_order_acquire);
+}
 // get_state for a call named by a C string: its length is only taken on the error path (the
 // operations' hot paths pass their names this way).
 inline pgas_state& get_state(const char* call) {

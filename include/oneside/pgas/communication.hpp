@@ -74,6 +74,9 @@ future<> get_layout(rank_t r, std::uintptr_t addr, count_t src_count, const data
 // `blocks` blocks of `block_len` elements of `element` bytes, `stride` elements apart.
 datatype strided_type(std::size_t blocks, std::size_t block_len, std::ptrdiff_t stride,
                       std::size_t element);
+// The fast path of a value put: when this process loads and stores (r, addr), copies the
+// `bytes` at src there, wakes r's waiters (wake_after_write) and returns true; else false.
+bool put_value_direct(rank_t r, std::uintptr_t addr, const void* src, std::size_t bytes) noexcept;
 // Wakes node peer r's waiting threads after a write there made through a mapping (not this
 // rank's, nor a remote rank's: an update its owner applies wakes the owner's waiters there).
 void wake_after_write(rank_t r) noexcept;
@@ -98,9 +101,7 @@ std::size_t span_bytes(std::size_t count, std::size_t element, const char* call)
 // Writes `value` to *dst. The value is copied before the call returns.
 template <pgas::detail::transferable T>
 future<> rput(const T& value, global_ptr<T> dst) {
-  if (void* p = pgas::detail::local_address(dst.where(), dst.address(), sizeof(T))) [[likely]] {
-    std::memcpy(p, &value, sizeof(T));
-    pgas::detail::wake_after_write(dst.where());
+  if (pgas::detail::put_value_direct(dst.where(), dst.address(), &value, sizeof(T))) [[likely]] {
     return {};
   }
   return pgas::detail::remote_future(
@@ -210,9 +211,7 @@ requires pgas::detail::transferable<std::remove_const_t<T>> future<> rget_stride
 // rput(value, dst).wait(): the value is visible at the target on return.
 template <pgas::detail::transferable T>
 void put(const T& value, global_ptr<T> dst) {
-  if (void* p = pgas::detail::local_address(dst.where(), dst.address(), sizeof(T))) [[likely]] {
-    std::memcpy(p, &value, sizeof(T));
-    pgas::detail::wake_after_write(dst.where());
+  if (pgas::detail::put_value_direct(dst.where(), dst.address(), &value, sizeof(T))) [[likely]] {
     return;
   }
   rput(value, dst).wait();
