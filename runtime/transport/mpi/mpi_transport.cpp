@@ -315,6 +315,16 @@ class mpi_backend final : public runtime_backend {
   // Threads of this rank inside MPI one-sided calls: they progress MPI themselves, and the
   // progress thread polling meanwhile would only fight them for the engine's locks.
   std::atomic<int> in_mpi_{0};
+  // One thread at a time in a one-sided call on win_ (and MPI_Test of its requests): Open
+  // MPI 4.1's osc ucx fails two threads of a process doing put/get/flush at once
+  // (MPI_ERR_OTHER, or a crash in ucp_rkey_destroy) although it grants MPI_THREAD_MULTIPLE.
+  // Held for the MPI call only, never while waiting for acknowledgements or running handlers.
+  std::mutex window_mutex_;
+  template <class F>
+  int on_window(F&& call) {
+    const std::lock_guard lock(window_mutex_);
+    return call();
+  }
   struct in_mpi {
     explicit in_mpi(std::atomic<int>& n) noexcept : n_(n) {
       n_.fetch_add(1, std::memory_order_relaxed);
@@ -493,8 +503,10 @@ void mpi_backend::attach(std::uint64_t id, void* base, std::size_t bytes) {
         continue;
       }
       const std::uintptr_t gap_end = it != pieces_.end() ? std::min(end, it->first) : end;
-      const int rc =
-          MPI_Win_attach(win_, reinterpret_cast<void*>(at), static_cast<MPI_Aint>(gap_end - at));
+      const int rc = on_window([&] {
+        return MPI_Win_attach(win_, reinterpret_cast<void*>(at),
+                              static_cast<MPI_Aint>(gap_end - at));
+      });
       if (rc != MPI_SUCCESS) {
         for (std::uintptr_t b : held) --pieces_[b].refs;  // kept attached (see detach())
         raise(error_class::intern, {.call = "expose"},
@@ -626,9 +638,11 @@ void mpi_backend::mpi_put(const void* src, std::size_t n, rank_t dst, std::uintp
   const auto* p = static_cast<const std::byte*>(src);
   for (std::size_t done = 0; done < n; done += max_piece) {
     const int k = static_cast<int>(std::min(max_piece, n - done));
-    check(
-        MPI_Put(p + done, k, MPI_BYTE, dst, static_cast<MPI_Aint>(addr + done), k, MPI_BYTE, win_),
-        call, dst);
+    check(on_window([&] {
+            return MPI_Put(p + done, k, MPI_BYTE, dst, static_cast<MPI_Aint>(addr + done), k,
+                           MPI_BYTE, win_);
+          }),
+          call, dst);
   }
 }
 
@@ -637,9 +651,11 @@ void mpi_backend::mpi_get(void* dst, std::size_t n, rank_t src, std::uintptr_t a
   auto* p = static_cast<std::byte*>(dst);
   for (std::size_t done = 0; done < n; done += max_piece) {
     const int k = static_cast<int>(std::min(max_piece, n - done));
-    check(
-        MPI_Get(p + done, k, MPI_BYTE, src, static_cast<MPI_Aint>(addr + done), k, MPI_BYTE, win_),
-        call, src);
+    check(on_window([&] {
+            return MPI_Get(p + done, k, MPI_BYTE, src, static_cast<MPI_Aint>(addr + done), k,
+                           MPI_BYTE, win_);
+          }),
+          call, src);
   }
 }
 
@@ -656,8 +672,11 @@ void mpi_backend::put(rank_t dst, std::uintptr_t addr, std::span<const std::byte
     mpi_put(src.data(), src.size(), dst, addr, "put");
   } else if (c != nullptr && src.size() <= max_piece) {
     MPI_Request req = MPI_REQUEST_NULL;
-    check(MPI_Rput(src.data(), static_cast<int>(src.size()), MPI_BYTE, dst,
-                   static_cast<MPI_Aint>(addr), static_cast<int>(src.size()), MPI_BYTE, win_, &req),
+    check(on_window([&] {
+            return MPI_Rput(src.data(), static_cast<int>(src.size()), MPI_BYTE, dst,
+                            static_cast<MPI_Aint>(addr), static_cast<int>(src.size()), MPI_BYTE,
+                            win_, &req);
+          }),
           "put", dst);
     track(*c, dst, req);
   } else if (src.size() <= stage_limit) {
@@ -670,7 +689,7 @@ void mpi_backend::put(rank_t dst, std::uintptr_t addr, std::span<const std::byte
     p.staged.push_back(std::move(copy));
   } else {
     mpi_put(src.data(), src.size(), dst, addr, "put");
-    check(MPI_Win_flush_local(dst, win_), "put", dst);
+    check(on_window([&] { return MPI_Win_flush_local(dst, win_); }), "put", dst);
   }
 }
 
@@ -686,13 +705,16 @@ void mpi_backend::get(rank_t src, std::uintptr_t addr, std::span<std::byte> dst,
     mpi_get(dst.data(), dst.size(), src, addr, "get");
   } else if (c != nullptr && dst.size() <= max_piece) {
     MPI_Request req = MPI_REQUEST_NULL;
-    check(MPI_Rget(dst.data(), static_cast<int>(dst.size()), MPI_BYTE, src,
-                   static_cast<MPI_Aint>(addr), static_cast<int>(dst.size()), MPI_BYTE, win_, &req),
+    check(on_window([&] {
+            return MPI_Rget(dst.data(), static_cast<int>(dst.size()), MPI_BYTE, src,
+                            static_cast<MPI_Aint>(addr), static_cast<int>(dst.size()), MPI_BYTE,
+                            win_, &req);
+          }),
           "get", src);
     track(*c, src, req);
   } else {
     mpi_get(dst.data(), dst.size(), src, addr, "get");
-    check(MPI_Win_flush_local(src, win_), "get", src);
+    check(on_window([&] { return MPI_Win_flush_local(src, win_); }), "get", src);
   }
 }
 
@@ -750,16 +772,21 @@ void mpi_backend::transfer_layouts(bool is_put, rank_t to, const byte_layout& or
   const auto at = static_cast<MPI_Aint>(lowest);
   if (c != nullptr && c != deferred()) {
     MPI_Request req = MPI_REQUEST_NULL;
-    check(is_put ? MPI_Rput(MPI_BOTTOM, 1, origin.type, to, at, 1, target.type, win_, &req)
-                 : MPI_Rget(MPI_BOTTOM, 1, origin.type, to, at, 1, target.type, win_, &req),
+    check(on_window([&] {
+            return is_put
+                       ? MPI_Rput(MPI_BOTTOM, 1, origin.type, to, at, 1, target.type, win_, &req)
+                       : MPI_Rget(MPI_BOTTOM, 1, origin.type, to, at, 1, target.type, win_, &req);
+          }),
           call, to);
     track(*c, to, req);
     return;
   }
-  check(is_put ? MPI_Put(MPI_BOTTOM, 1, origin.type, to, at, 1, target.type, win_)
-               : MPI_Get(MPI_BOTTOM, 1, origin.type, to, at, 1, target.type, win_),
+  check(on_window([&] {
+          return is_put ? MPI_Put(MPI_BOTTOM, 1, origin.type, to, at, 1, target.type, win_)
+                        : MPI_Get(MPI_BOTTOM, 1, origin.type, to, at, 1, target.type, win_);
+        }),
         call, to);
-  if (c == nullptr) check(MPI_Win_flush_local(to, win_), call, to);
+  if (c == nullptr) check(on_window([&] { return MPI_Win_flush_local(to, win_); }), call, to);
 }
 
 void mpi_backend::putv(rank_t dst, std::span<const const_iov> local,
@@ -799,8 +826,10 @@ void mpi_backend::putv(rank_t dst, std::span<const const_iov> local,
     make_layout(remote, lowest, target, "putv");
     peer& p = peer_of(dst);
     std::lock_guard lock(p.stage_mutex);
-    check(MPI_Put(copy.get(), static_cast<int>(n), MPI_BYTE, dst, static_cast<MPI_Aint>(lowest), 1,
-                  target.type, win_),
+    check(on_window([&] {
+            return MPI_Put(copy.get(), static_cast<int>(n), MPI_BYTE, dst,
+                           static_cast<MPI_Aint>(lowest), 1, target.type, win_);
+          }),
           "putv", dst);
     p.staged.push_back(std::move(copy));
     return;
@@ -941,7 +970,7 @@ void mpi_backend::handle(rank_t source, int tag, std::span<const std::byte> msg)
   }
   t_capture = nullptr;
   // What the handler moved elsewhere is visible before the sender learns it ran.
-  if (cap.touched_others) check(MPI_Win_flush_all(win_), "am_send");
+  if (cap.touched_others) check(on_window([&] { return MPI_Win_flush_all(win_); }), "am_send");
   const std::size_t bytes = sizeof(ack_header) + cap.bytes.size();
   auto buf = std::make_unique<std::byte[]>(bytes);
   const ack_header ack{h.ticket, cap.pieces, 0};
@@ -1060,7 +1089,7 @@ void mpi_backend::flush(rank_t target) {
   const in_mpi busy(in_mpi_);
   std::vector<std::unique_ptr<std::byte[]>> copies;
   release_staged(target, copies);  // issued before this flush: it completes them
-  check(MPI_Win_flush(target, win_), "flush", target);
+  check(on_window([&] { return MPI_Win_flush(target, win_); }), "flush", target);
   await_acks(target);
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
@@ -1073,7 +1102,7 @@ void mpi_backend::flush_all() {
   for (rank_t r = 0; r < size_; ++r) {
     if (local_of(r) < 0) release_staged(r, copies);
   }
-  check(MPI_Win_flush_all(win_), "flush_all");
+  check(on_window([&] { return MPI_Win_flush_all(win_); }), "flush_all");
   for (rank_t r = 0; r < size_; ++r) {
     if (local_of(r) < 0) await_acks(r);
   }
@@ -1089,7 +1118,7 @@ void mpi_backend::flush_local(rank_t target) {
   const in_mpi busy(in_mpi_);
   std::vector<std::unique_ptr<std::byte[]>> copies;
   release_staged(target, copies);
-  check(MPI_Win_flush_local(target, win_), "flush_local", target);
+  check(on_window([&] { return MPI_Win_flush_local(target, win_); }), "flush_local", target);
 }
 
 void mpi_backend::flush_local_all() {
@@ -1100,7 +1129,7 @@ void mpi_backend::flush_local_all() {
   for (rank_t r = 0; r < size_; ++r) {
     if (local_of(r) < 0) release_staged(r, copies);
   }
-  check(MPI_Win_flush_local_all(win_), "flush_local_all");
+  check(on_window([&] { return MPI_Win_flush_local_all(win_); }), "flush_local_all");
 }
 
 bool mpi_backend::test(completion& c) {
@@ -1120,7 +1149,7 @@ bool mpi_backend::test(completion& c) {
     }
     auto* req = reinterpret_cast<MPI_Request*>(static_cast<std::uintptr_t>(value));
     int done = 0;
-    check(MPI_Test(req, &done, MPI_STATUS_IGNORE), "test", e.target);
+    check(on_window([&] { return MPI_Test(req, &done, MPI_STATUS_IGNORE); }), "test", e.target);
     if (done != 0) delete req;
     return done != 0;
   });
