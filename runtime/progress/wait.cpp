@@ -146,9 +146,8 @@ void backoff::pause() noexcept {
       poll_progress();
       break;
     case phase::sleep:
-      bell_->add_sleeper();
+      register_sleeper();
       sleep_step(bell_->sequence());
-      bell_->remove_sleeper();
       break;
   }
 }

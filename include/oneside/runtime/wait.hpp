@@ -126,31 +126,41 @@ class backoff {
   backoff() noexcept;
   explicit backoff(doorbell& bell) noexcept;
   backoff(doorbell& bell, const wait_policy& policy) noexcept;
+  // A waiter that slept stays a registered sleeper until its wait ends (here).
+  ~backoff() {
+    if (registered_) bell_->remove_sleeper();
+  }
+  backoff(const backoff&) = delete;
+  backoff& operator=(const backoff&) = delete;
 
   // One step: a CPU pause, a yield or a bounded sleep, depending on how long this waiter
   // has waited. In poll mode (ONESIDE_AGENT=poll) it also runs the transport's progress.
   void pause() noexcept;
   phase current_phase() const noexcept { return phase_; }
 
-  // The sleep step with the waiter's half of the protocol: registers as a sleeper,
-  // re-checks `done` and only then sleeps, so a notify() in between is never lost.
+  // The sleep step with the waiter's half of the protocol: registers as a sleeper (the
+  // first time: it stays registered for the rest of the wait, so the sleeper's barrier, a
+  // membarrier that interrupts every CPU running a rank, is paid once per wait and not once
+  // per sleep), re-checks `done` and only then sleeps, so a notify() in between is never lost.
   template <class Pred>
   bool sleep_unless(Pred& done) noexcept {
-    bell_->add_sleeper();
+    register_sleeper();
     const std::uint32_t seen = bell_->sequence();
-    if (done()) {
-      bell_->remove_sleeper();
-      return true;
-    }
+    if (done()) return true;
     sleep_step(seen);
-    bell_->remove_sleeper();
     return false;
   }
 
  private:
+  void register_sleeper() noexcept {
+    if (registered_) return;
+    bell_->add_sleeper();
+    registered_ = true;
+  }
   void sleep_step(std::uint32_t seen) noexcept;
   void escalate() noexcept;
   doorbell* bell_;
+  bool registered_ = false;
   wait_policy policy_;
   phase phase_ = phase::spin;
   std::uint32_t steps_ = 0;
