@@ -129,7 +129,7 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
   const int threads = arena_threads(ctx->topology, *ctx->boot);
 
   detail::set_wait_params(wait);
-  (void)detail::enable_asymmetric_fences();
+  if (detail::setting_bool("ONESIDE_WAIT_MEMBARRIER")) (void)detail::enable_asymmetric_fences();
   if (use_mpi) {
 #if ONESIDE_HAVE_MPI
     transport::mpi_options mo;

@@ -64,6 +64,11 @@ constexpr std::array registry{
   setting_info{"ONESIDE_WAIT_SLEEP_MAX_US", integer, "1000",
                "Longest single sleep of a wait, in microseconds (sleepers are also woken "
                "explicitly by whoever they wait for)."},
+  setting_info{"ONESIDE_WAIT_MEMBARRIER", boolean, "1",
+               "Whether a waiter about to sleep pays for the wake-up protocol's barrier with "
+               "membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), once per wait, so that wakers (every "
+               "put to a node peer) need no fence. 0 makes wakers fence instead (no interrupts "
+               "of the CPUs running ranks). Ignored where the kernel lacks it."},
   setting_info{"ONESIDE_OVERSUBSCRIBE", choice, "auto",
                "Whether ranks outnumber cores: auto (count them), yes or no. Changes how long "
                "waits spin.", "auto|yes|no"},

@@ -197,7 +197,8 @@ TEST_F(Communication, AValuePutWakesTheRankWaitingForIt) {
 }
 
 // The same with the waiter deep asleep: its sleeps have grown to about a second (the job
-// runs with ONESIDE_WAIT_SLEEP_MAX_US of a minute: pgas.communication.np3.sleepy), so a
+// runs with ONESIDE_WAIT_SLEEP_MAX_US of a minute: pgas.communication.np3.sleepy, and
+// .sleepy_fenced with ONESIDE_WAIT_MEMBARRIER=0), so a
 // wake-up the put failed to ring would show as a wait ending long after the put. The put
 // carries its own time (CLOCK_MONOTONIC, one clock for every process of the machine).
 TEST_F(Communication, ADeepSleeperIsWokenByThePutNotByItsTimeout) {
