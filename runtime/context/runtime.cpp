@@ -122,6 +122,7 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
       ctx->oversubscribed ? 0 : detail::setting_int("ONESIDE_AGENT_SPIN_US") * 1000;
   [[maybe_unused]] const std::int64_t mpi_poll_ns =
       detail::setting_int("ONESIDE_MPI_POLL_US") * 1000;
+  [[maybe_unused]] const bool mpi_attach = detail::setting_bool("ONESIDE_MPI_ATTACH");
   // Read every setting the open needs before anything is created, so a bad value fails fast.
   (void)detail::setting_int("ONESIDE_COLL_SLOT_BYTES");
   (void)detail::setting_int("ONESIDE_COLL_SLOTS");
@@ -138,6 +139,7 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
     mo.ranks_per_node = static_cast<int>(detail::setting_int("ONESIDE_MPI_RANKS_PER_NODE"));
     mo.spin_ns = opts.agent_spin_ns;
     mo.poll_max_ns = mpi_poll_ns;
+    mo.attach = mpi_attach;
     ctx->transport = transport::make_mpi_transport(*ctx->boot, mo);
 #endif
   } else {

@@ -36,6 +36,11 @@ constexpr std::array registry{
                "MPI transport: longest sleep, in microseconds, of a rank's progress thread "
                "between polls of MPI when nothing arrives (it polls without sleeping while "
                "messages keep coming)."},
+  setting_info{"ONESIDE_MPI_ATTACH", boolean, "1",
+               "MPI transport: attach oneside's own memory (its segments, in chunks of 64 MiB) "
+               "to the job's MPI window, so remote ranks reach it with MPI_Put/MPI_Get. 0 serves "
+               "it by messages to the owner's progress thread, as memory the runtime did not "
+               "allocate always is (and chunks past the MPI engine's limit of attachments)."},
   setting_info{"ONESIDE_AGENT", choice, "thread",
                "Who runs incoming active messages: a per-rank agent thread that sleeps when idle, "
                "or the rank's own waits and progress calls.", "thread|poll"},

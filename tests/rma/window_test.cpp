@@ -1085,5 +1085,99 @@ TEST_F(Window, CreateExposesStackMemoryInPlace) {
   }
 }
 
+// More windows over memory the runtime did not allocate than an MPI engine attaches to one
+// window (Open MPI's osc ucx: 32 per rank), alive at once, then made again over fresh memory,
+// plus a dynamic window with as many regions: every one is reached by put, get (contiguous
+// and strided), accumulate and fetch_and_op on every transport, and nothing else changes.
+TEST_F(Window, MoreUserMemoryWindowsThanAnEngineAttaches) {
+  covers("WIN-2", "WIN-13", "WIN-14", "COM-1", "COM-2");
+  constexpr int windows = 40;
+  constexpr std::size_t n = 6;
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const rank_t target = right();
+  const rank_t origin = left();
+  const datatype i64 = datatype::of<std::int64_t>();
+  const datatype pair_stride = datatype::vector(2, 1, 2, i64);  // elements 0 and 2
+  const auto value = [](rank_t r, int round, int k) {
+    return std::int64_t{(r + 1) * 100000 + round * 1000 + k};
+  };
+  using buffer = std::unique_ptr<std::int64_t, decltype(&std::free)>;
+  const auto fresh = [&] {
+    // Pages of its own for each: no two exposures share a page.
+    buffer b(static_cast<std::int64_t*>(std::aligned_alloc(page, 2 * page)), &std::free);
+    std::fill_n(b.get(), 2 * page / sizeof(std::int64_t), std::int64_t{-1});
+    return b;
+  };
+  // On window k at `target`: puts element 0, accumulates k into element 1, fetch_and_op 1
+  // into element 3, a strided put into elements 2 and 4 (element 5 stays), then reads back.
+  const auto exercise = [&](rma::window& w, int round, int k, const auto& disp) {
+    w.lock_all();
+    w.put(value(rank(), round, k), target, disp(0));
+    const std::int64_t add = k;
+    w.accumulate(std::span<const std::int64_t>(&add, 1), target, disp(1), op::sum);
+    EXPECT_EQ(w.fetch_and_op(std::int64_t{1}, target, disp(3), op::sum), -1);
+    const std::int64_t two[2] = {value(rank(), round, k) + 1, value(rank(), round, k) + 2};
+    w.put(two, 2, i64, target, disp(2), 1, pair_stride);  // elements 2 and 4
+    w.flush(target);
+    std::int64_t back[n] = {};
+    w.get(std::span<std::int64_t>(back, n), target, disp(0));
+    std::int64_t strided[2] = {};
+    w.get(strided, 2, i64, target, disp(2), 1, pair_stride);
+    w.unlock_all();
+    EXPECT_EQ(back[0], value(rank(), round, k)) << "window " << k;
+    EXPECT_EQ(back[1], k - 1) << "window " << k;
+    EXPECT_EQ(back[2], value(rank(), round, k) + 1) << "window " << k;
+    EXPECT_EQ(back[3], 0) << "window " << k;
+    EXPECT_EQ(back[4], value(rank(), round, k) + 2) << "window " << k;
+    EXPECT_EQ(back[5], -1) << "window " << k;
+    EXPECT_EQ(strided[0], value(rank(), round, k) + 1);
+    EXPECT_EQ(strided[1], value(rank(), round, k) + 2);
+  };
+  const auto check_mine = [&](const std::int64_t* p, int round, int k) {
+    const std::int64_t want[n] = {value(origin, round, k),     k - 1,
+                                  value(origin, round, k) + 1, 0,
+                                  value(origin, round, k) + 2, -1};
+    for (std::size_t e = 0; e < n; ++e)
+      EXPECT_EQ(p[e], want[e]) << "window " << k << " element " << e;
+    EXPECT_EQ(p[n], -1) << "past window " << k;
+  };
+  for (int round = 0; round < 2; ++round) {
+    std::vector<buffer> mem;
+    std::vector<rma::window> wins;
+    for (int k = 0; k < windows; ++k) {
+      mem.push_back(fresh());
+      wins.push_back(rma::window::create(world(), mem.back().get(), n * sizeof(std::int64_t),
+                                         sizeof(std::int64_t)));
+    }
+    for (int k = 0; k < windows; ++k) {
+      exercise(wins[static_cast<std::size_t>(k)], round, k,
+               [](std::size_t e) { return static_cast<disp_t>(e); });
+    }
+    barrier(world());
+    for (int k = 0; k < windows; ++k) check_mine(mem[static_cast<std::size_t>(k)].get(), round, k);
+    for (rma::window& w : wins) w.free();
+  }
+
+  rma::window dyn = rma::window::create_dynamic(world());
+  std::vector<buffer> regions;
+  std::vector<std::vector<std::uint64_t>> where;
+  for (int k = 0; k < windows; ++k) {
+    regions.push_back(fresh());
+    dyn.attach(regions.back().get(), n * sizeof(std::int64_t));
+    where.push_back(addresses_of(regions.back().get()));
+  }
+  barrier(world());
+  for (int k = 0; k < windows; ++k) {
+    const std::uint64_t base = where[static_cast<std::size_t>(k)][static_cast<std::size_t>(target)];
+    exercise(dyn, 2, k, [base](std::size_t e) {
+      return static_cast<disp_t>(base + e * sizeof(std::int64_t));
+    });
+  }
+  barrier(world());
+  for (int k = 0; k < windows; ++k) check_mine(regions[static_cast<std::size_t>(k)].get(), 2, k);
+  for (const buffer& b : regions) dyn.detach(b.get());
+  dyn.free();
+}
+
 }  // namespace
 }  // namespace oneside::test

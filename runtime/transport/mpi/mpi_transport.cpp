@@ -25,6 +25,7 @@
 #include "error/check.hpp"
 #include "transport/am_registry.hpp"
 #include "transport/amo_local.hpp"
+#include "transport/iov_match.hpp"
 
 namespace oneside::transport {
 namespace {
@@ -34,15 +35,37 @@ using oneside::detail::raise;
 // Messages on the transport's communicator.
 enum message_tag : int { tag_am = 1, tag_ack = 2, tag_wake = 3 };
 
+// What a message on tag_am asks of its target: run a registered handler, or move bytes in or
+// out of memory that is not attached to the job's window (see "memory served by messages").
+enum message_kind : std::uint32_t { kind_handler = 0, kind_put = 1, kind_get = 2 };
 struct am_header {
   std::uint32_t handler;
-  std::uint32_t reserved;
+  std::uint32_t kind;  // message_kind
   std::uint64_t ticket;
+};
+// kind_put: count, count x (address, length), then the bytes of every piece in order.
+// kind_get: count, count x get_piece; the acknowledgement carries the bytes back.
+struct put_piece {
+  std::uint64_t addr;
+  std::uint64_t len;
+};
+struct get_piece {
+  std::uint64_t addr;  // at the target
+  std::uint64_t len;
+  std::uint64_t origin;  // where the bytes go at the origin
 };
 struct ack_header {
   std::uint64_t ticket;
   std::uint32_t pieces;  // reply pieces that follow: (address, length) and the bytes
-  std::uint32_t reserved;
+  std::uint32_t flags;   // ack_reach: a range follows the pieces
+};
+constexpr std::uint32_t ack_reach = 1;
+// An address range [lo, hi). In an acknowledgement (ack_reach): a range of the target's that
+// is attached to the job's window, so its sender reaches it with MPI_Put/MPI_Get from now on
+// (attachments stay until the runtime closes).
+struct range {
+  std::uintptr_t lo = 0;
+  std::uintptr_t hi = 0;
 };
 struct reply_piece {
   std::uint64_t addr;
@@ -126,7 +149,14 @@ struct reply_capture {
   rank_t source;
   std::vector<std::byte> bytes;
   std::uint32_t pieces = 0;
-  bool touched_others = false;  // the handler also moved data elsewhere: flush before the ack
+  bool touched_others = false;   // the handler also moved data elsewhere: flush before the ack
+  std::vector<rank_t> messaged;  // ranks it sent transfers by message: their acks come first
+};
+// One piece of a transfer by messages: `len` bytes at the target's `addr`, from or to `local`.
+struct moved_piece {
+  std::uintptr_t addr;
+  std::byte* local;
+  std::size_t len;
 };
 thread_local reply_capture* t_capture = nullptr;
 
@@ -198,14 +228,13 @@ class mpi_backend final : public runtime_backend {
     std::atomic<std::uint64_t> acked{0};
     std::mutex stage_mutex;  // orders staging and MPI_Put with the flushes that free copies
     std::vector<std::unique_ptr<std::byte[]>> staged;
-  };
-  struct piece {
-    std::size_t len;
-    int refs;
+    std::mutex reach_mutex;
+    std::vector<range> reachable;  // the peer's attached ranges learnt so far, sorted
   };
   // Segments are carved out of large chunks of the node transport's memory, each attached to
   // the window once: MPI engines limit the attachments of a dynamic window (Open MPI's osc
-  // ucx: 32 per rank), and one attachment serves many segments.
+  // ucx: 32 per rank), and one attachment serves many segments. A chunk the engine refuses
+  // (or every chunk, with ONESIDE_MPI_ATTACH=0) is served by messages.
   struct chunk {
     segment memory;
     std::map<std::uintptr_t, std::size_t> free;  // page-aligned free ranges, coalesced
@@ -217,6 +246,22 @@ class mpi_backend final : public runtime_backend {
   };
 
   peer& peer_of(rank_t r) noexcept { return peers_[static_cast<std::size_t>(r)]; }
+  // Whether [addr, addr + len) of `r` is known to be attached to the window.
+  bool reachable(rank_t r, std::uintptr_t addr, std::size_t len) {
+    peer& p = peer_of(r);
+    const std::lock_guard lock(p.reach_mutex);
+    auto it = std::upper_bound(p.reachable.begin(), p.reachable.end(), addr,
+                               [](std::uintptr_t a, const range& x) { return a < x.lo; });
+    return it != p.reachable.begin() && addr + len <= std::prev(it)->hi;
+  }
+  bool all_reachable(rank_t r, std::span<const remote_iov> remote) {
+    return std::all_of(remote.begin(), remote.end(), [&](const remote_iov& x) {
+      return x.len == 0 || reachable(r, x.addr, x.len);
+    });
+  }
+  void learn_reachable(rank_t r, range x);
+  // This rank's attached chunk holding [addr, addr + len), or an empty range.
+  range attached_range(std::uintptr_t addr, std::size_t len);
   int local_of(rank_t r) const noexcept { return local_of_[static_cast<std::size_t>(r)]; }
   void check_rank(rank_t r, std::string_view call) const {
     if (r < 0 || r >= size_) [[unlikely]] {
@@ -266,7 +311,9 @@ class mpi_backend final : public runtime_backend {
   void reap_sends();
   bool poll() noexcept;
   void handle(rank_t source, int tag, std::span<const std::byte> msg);
-  void await_acks(rank_t target);
+  void await_acks(rank_t target) {
+    await_ticket(target, peer_of(target).issued.load(std::memory_order_acquire), in_handler());
+  }
   void progress_main() noexcept;
   void stop_progress() noexcept;
   void attach_sentinel();
@@ -275,9 +322,20 @@ class mpi_backend final : public runtime_backend {
   void transfer_layouts(bool is_put, rank_t to, const byte_layout& origin,
                         const byte_layout& target, std::uintptr_t lowest, completion* c,
                         std::string_view call);
-  void attach(std::uint64_t id, void* base, std::size_t bytes);
+  bool attach_chunk(void* base, std::size_t bytes);
   std::uintptr_t carve(std::size_t bytes, std::size_t& chunk_index);
-  void detach(std::uint64_t id) noexcept;
+  // Memory served by messages: the owner's progress thread copies the bytes.
+  void put_by_message(rank_t dst, std::span<const moved_piece> pieces, completion* c);
+  void get_by_message(rank_t src, std::span<const moved_piece> pieces, completion* c);
+  std::uint64_t send_numbered(rank_t dst, std::uint32_t handler, message_kind kind,
+                              std::unique_ptr<std::byte[]> buf, std::size_t bytes);
+  void serve_put(std::span<const std::byte> payload, reply_capture& cap, range& hint);
+  void serve_get(std::span<const std::byte> payload, reply_capture& cap, range& hint);
+  void take_ack(rank_t source, std::span<const std::byte> msg);
+  // Waits until `target` acknowledged `ticket`. A handler (which runs inside poll()) waits by
+  // receiving that target's acknowledgements only, which run no handler: handler order stays.
+  void await_ticket(rank_t target, std::uint64_t ticket, bool from_handler);
+  bool in_handler() const noexcept { return t_capture != nullptr && t_capture->transport == this; }
 
   oneside::detail::bootstrap& boot_;
   mpi_options opts_;
@@ -295,13 +353,13 @@ class mpi_backend final : public runtime_backend {
   std::unique_ptr<shm> node_;
   std::unique_ptr<peer[]> peers_;
 
-  std::mutex memory_mutex_;  // chunks_, carved_, exposures_, pieces_, pieces_of_
+  std::mutex memory_mutex_;  // chunks_, carved_, exposures_, attached_, attach_refused_
   std::vector<std::unique_ptr<chunk>> chunks_;
   std::map<std::uint64_t, carved> carved_;          // this transport's segments, by id
   std::uint64_t next_id_ = std::uint64_t{1} << 48;  // apart from the node transport's ids
   std::map<std::uint64_t, exposure> exposures_;     // the node transport's, by id
-  std::map<std::uintptr_t, piece> pieces_;          // attached to the window; never overlapping
-  std::map<std::uint64_t, std::vector<std::uintptr_t>> pieces_of_;
+  std::vector<range> attached_;  // this rank's chunks attached to the window, sorted
+  bool attach_refused_ = false;  // the engine refused one: attach no more
 
   std::mutex poll_mutex_;  // one thread receives and dispatches at a time (handler order)
   std::vector<std::byte> rx_;
@@ -312,28 +370,34 @@ class mpi_backend final : public runtime_backend {
   std::atomic<bool> stop_{false};
   std::atomic<bool> closed_{false};
   std::thread progress_;
-  // Threads of this rank inside MPI one-sided calls: they progress MPI themselves, and the
-  // progress thread polling meanwhile would only fight them for the engine's locks.
-  std::atomic<int> in_mpi_{0};
   // One thread at a time in a one-sided call on win_ (and MPI_Test of its requests): Open
   // MPI 4.1's osc ucx fails two threads of a process doing put/get/flush at once
   // (MPI_ERR_OTHER, or a crash in ucp_rkey_destroy) although it grants MPI_THREAD_MULTIPLE.
   // Held for the MPI call only, never while waiting for acknowledgements or running handlers.
   std::mutex window_mutex_;
+  // Threads of this rank inside a one-sided MPI call: they progress MPI themselves, so the
+  // progress thread parks meanwhile (polling beside them would only fight them for the
+  // engine's locks and, with ranks on every core, for the cores: waking every few
+  // microseconds to look cost a put + flush 3x its time over TCP). The last one out wakes it.
+  std::atomic<int> in_mpi_{0};
+  std::atomic<std::uint32_t> parked_{0};  // 1 while the progress thread waits for in_mpi_ == 0
   template <class F>
   int on_window(F&& call) {
     const std::lock_guard lock(window_mutex_);
-    return call();
+    in_mpi_.fetch_add(1, std::memory_order_seq_cst);
+    const int rc = call();
+    leave_mpi();
+    return rc;
   }
-  struct in_mpi {
-    explicit in_mpi(std::atomic<int>& n) noexcept : n_(n) {
-      n_.fetch_add(1, std::memory_order_relaxed);
+  void leave_mpi() noexcept {
+    // Dekker with park_while_busy(): each side writes its word, then reads the other's.
+    if (in_mpi_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+        parked_.load(std::memory_order_seq_cst) == 1) {
+      parked_.store(0, std::memory_order_seq_cst);
+      parked_.notify_one();
     }
-    ~in_mpi() { n_.fetch_sub(1, std::memory_order_relaxed); }
-    in_mpi(const in_mpi&) = delete;
-    in_mpi& operator=(const in_mpi&) = delete;
-    std::atomic<int>& n_;
-  };
+  }
+  void park_while_busy() noexcept;
 };
 
 mpi_backend::mpi_backend(oneside::detail::bootstrap& boot, const mpi_options& opts)
@@ -399,7 +463,9 @@ mpi_backend::mpi_backend(oneside::detail::bootstrap& boot, const mpi_options& op
 
 void mpi_backend::stop_progress() noexcept {
   if (!progress_.joinable()) return;
-  stop_.store(true, std::memory_order_release);
+  stop_.store(true, std::memory_order_seq_cst);
+  parked_.store(0, std::memory_order_seq_cst);
+  parked_.notify_one();
   progress_.join();
 }
 
@@ -420,9 +486,8 @@ void mpi_backend::close() {
   MPI_Win_unlock_all(win_);
   {
     std::lock_guard lock(memory_mutex_);
-    for (const auto& [base, p] : pieces_) MPI_Win_detach(win_, reinterpret_cast<void*>(base));
-    pieces_.clear();
-    pieces_of_.clear();
+    for (const range& r : attached_) MPI_Win_detach(win_, reinterpret_cast<void*>(r.lo));
+    attached_.clear();
   }
   MPI_Win_free(&win_);
   closed_.store(true, std::memory_order_release);
@@ -485,58 +550,42 @@ void mpi_backend::attach_sentinel() {
   check(MPI_Win_attach(win_, reinterpret_cast<void*>(top), static_cast<MPI_Aint>(page)), "runtime");
 }
 
-void mpi_backend::attach(std::uint64_t id, void* base, std::size_t bytes) {
-  std::vector<std::uintptr_t> held;
-  if (bytes > 0) {
-    // MPI forbids overlapping attachments: attach the gaps between pieces already there and
-    // share those (counted) with the handles that attached them.
-    std::uintptr_t at = reinterpret_cast<std::uintptr_t>(base);
-    const std::uintptr_t end = at + bytes;
-    auto it = pieces_.upper_bound(at);
-    if (it != pieces_.begin() && std::prev(it)->first + std::prev(it)->second.len > at) --it;
-    while (at < end) {
-      if (it != pieces_.end() && it->first <= at) {
-        ++it->second.refs;
-        held.push_back(it->first);
-        at = it->first + it->second.len;
-        ++it;
-        continue;
-      }
-      const std::uintptr_t gap_end = it != pieces_.end() ? std::min(end, it->first) : end;
-      const int rc = on_window([&] {
-        return MPI_Win_attach(win_, reinterpret_cast<void*>(at),
-                              static_cast<MPI_Aint>(gap_end - at));
-      });
-      if (rc != MPI_SUCCESS) {
-        for (std::uintptr_t b : held) --pieces_[b].refs;  // kept attached (see detach())
-        raise(error_class::intern, {.call = "expose"},
-              "the MPI engine refused to attach more memory to the job's dynamic window (" +
-                  std::to_string(pieces_.size()) +
-                  " page ranges attached; Open MPI's osc ucx allows 32 per rank, one of them "
-                  "oneside's own): each distinct page range a window over memory oneside did "
-                  "not allocate exposes needs one, kept until the runtime closes "
-                  "(docs/semantics.md)");
-      }
-      pieces_.emplace_hint(it, at, piece{gap_end - at, 1});
-      held.push_back(at);
-      at = gap_end;
-    }
+// A chunk is attached when the engine lets it: one attachment serves every segment carved
+// out of it. Past the engine's limit (or with ONESIDE_MPI_ATTACH=0) the chunk is served by
+// messages instead, like memory the runtime did not allocate. Attachments stay until the
+// runtime closes: Open MPI 4.1.4's osc ucx mishandles detaching (scripts/repro/), and origins
+// remember what they learnt is attached.
+bool mpi_backend::attach_chunk(void* base, std::size_t bytes) {
+  if (attach_refused_ || !opts_.attach) return false;
+  const int rc =
+      on_window([&] { return MPI_Win_attach(win_, base, static_cast<MPI_Aint>(bytes)); });
+  if (rc != MPI_SUCCESS) {
+    attach_refused_ = true;
+    return false;
   }
-  pieces_of_[id] = std::move(held);
+  const auto lo = reinterpret_cast<std::uintptr_t>(base);
+  const range r{lo, lo + bytes};
+  attached_.insert(std::upper_bound(attached_.begin(), attached_.end(), lo,
+                                    [](std::uintptr_t a, const range& x) { return a < x.lo; }),
+                   r);
+  return true;
 }
 
-// Pieces stay attached when their last user goes (until the transport closes): Open MPI
-// 4.1.4's osc ucx loses track of its attachments when regions are detached and others then
-// attached below them (its attach then fails with fewer than its 32 regions in use), and a
-// window made again over the same memory reuses the piece.
-void mpi_backend::detach(std::uint64_t id) noexcept {
-  auto it = pieces_of_.find(id);
-  if (it == pieces_of_.end()) return;
-  for (std::uintptr_t b : it->second) {
-    auto p = pieces_.find(b);
-    if (p != pieces_.end() && p->second.refs > 0) --p->second.refs;
-  }
-  pieces_of_.erase(it);
+range mpi_backend::attached_range(std::uintptr_t addr, std::size_t len) {
+  const std::lock_guard lock(memory_mutex_);
+  auto it = std::upper_bound(attached_.begin(), attached_.end(), addr,
+                             [](std::uintptr_t a, const range& x) { return a < x.lo; });
+  if (it == attached_.begin() || addr + len > std::prev(it)->hi) return {};
+  return *std::prev(it);
+}
+
+void mpi_backend::learn_reachable(rank_t r, range x) {
+  peer& p = peer_of(r);
+  const std::lock_guard lock(p.reach_mutex);
+  auto it = std::upper_bound(p.reachable.begin(), p.reachable.end(), x.lo,
+                             [](std::uintptr_t a, const range& y) { return a < y.lo; });
+  if (it != p.reachable.begin() && std::prev(it)->lo == x.lo) return;  // known already
+  p.reachable.insert(it, x);
 }
 
 // First fit over the chunks' free ranges; a new chunk (attached once) when none fits.
@@ -556,7 +605,7 @@ std::uintptr_t mpi_backend::carve(std::size_t bytes, std::size_t& chunk_index) {
   auto c = std::make_unique<chunk>();
   c->memory = node_->allocate_segment(std::max(bytes, chunk_bytes));
   const std::size_t len = std::max(bytes, chunk_bytes);
-  attach(c->memory.id(), c->memory.base(), len);
+  (void)attach_chunk(c->memory.base(), len);
   const std::uintptr_t at = c->memory.address();
   if (len > bytes) c->free.emplace(at + bytes, len - bytes);
   chunks_.push_back(std::move(c));
@@ -579,18 +628,12 @@ segment mpi_backend::allocate_segment(std::size_t bytes) {
 
 exposure mpi_backend::expose(void* base, std::size_t bytes) {
   check_rank(rank_, "expose");
+  // Not attached to the window: remote ranks reach it by messages (see put_by_message), so
+  // a program may expose as much memory, as often, as it likes, and no attachment outlives
+  // the memory (engines that register attached memory would keep stale registrations).
   exposure e = node_->expose(base, bytes);
   const std::uint64_t id = e.id();
   std::lock_guard lock(memory_mutex_);
-  if (bytes > 0) {
-    // Whole pages (registration is by pages anyway): windows over neighbouring objects then
-    // share pieces, and a job spends fewer of osc ucx's 32 attachments.
-    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const std::uintptr_t lo = reinterpret_cast<std::uintptr_t>(base) & ~(page - 1);
-    const std::uintptr_t hi =
-        (reinterpret_cast<std::uintptr_t>(base) + bytes + page - 1) & ~(page - 1);
-    attach(id, reinterpret_cast<void*>(lo), hi - lo);
-  }
   exposures_.emplace(id, std::move(e));
   return exposure(this, base, bytes, id);
 }
@@ -627,7 +670,6 @@ void mpi_backend::release(segment& s) noexcept {
 void mpi_backend::release(exposure& e) noexcept {
   if (closed_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(memory_mutex_);
-  detach(e.id());
   exposures_.erase(e.id());
 }
 
@@ -666,8 +708,12 @@ void mpi_backend::put(rank_t dst, std::uintptr_t addr, std::span<const std::byte
     on_node(dst, c, [&](rank_t l, completion* lc) { node_->put(l, addr, src, lc); });
     return;
   }
-  const in_mpi busy(in_mpi_);
   if (src.empty() || capture_reply(dst, addr, src)) return;
+  if (!reachable(dst, addr, src.size())) {
+    const moved_piece one{addr, const_cast<std::byte*>(src.data()), src.size()};
+    put_by_message(dst, std::span(&one, 1), c);
+    return;
+  }
   if (c == deferred()) {
     mpi_put(src.data(), src.size(), dst, addr, "put");
   } else if (c != nullptr && src.size() <= max_piece) {
@@ -699,8 +745,12 @@ void mpi_backend::get(rank_t src, std::uintptr_t addr, std::span<std::byte> dst,
     on_node(src, c, [&](rank_t l, completion* lc) { node_->get(l, addr, dst, lc); });
     return;
   }
-  const in_mpi busy(in_mpi_);
   if (dst.empty()) return;
+  if (!reachable(src, addr, dst.size())) {
+    const moved_piece one{addr, dst.data(), dst.size()};
+    get_by_message(src, std::span(&one, 1), c);
+    return;
+  }
   if (c == deferred()) {
     mpi_get(dst.data(), dst.size(), src, addr, "get");
   } else if (c != nullptr && dst.size() <= max_piece) {
@@ -750,13 +800,6 @@ void make_layout(std::span<const Iov> pieces, std::uintptr_t origin, byte_layout
   check(MPI_Type_commit(&out.type), call);
 }
 
-template <class Iov>
-std::size_t stream_bytes(std::span<const Iov> v) noexcept {
-  std::size_t n = 0;
-  for (const auto& p : v) n += p.len;
-  return n;
-}
-
 // The lowest address of the non-empty pieces.
 std::uintptr_t lowest_address(std::span<const remote_iov> remote) noexcept {
   std::uintptr_t lowest = UINTPTR_MAX;
@@ -764,6 +807,18 @@ std::uintptr_t lowest_address(std::span<const remote_iov> remote) noexcept {
     if (r.len > 0) lowest = std::min(lowest, r.addr);
   }
   return lowest;
+}
+
+// The local and remote pieces of an iovec transfer cut at each other's boundaries: one
+// moved_piece per stretch that is contiguous on both sides.
+template <class Iov>
+std::vector<moved_piece> matched_pieces(std::span<const Iov> local,
+                                        std::span<const remote_iov> remote) {
+  std::vector<moved_piece> out;
+  detail::match_streams(local, remote, [&](auto* l, std::uintptr_t r, std::size_t n) {
+    out.push_back({r, const_cast<std::byte*>(l), n});
+  });
+  return out;
 }
 
 void mpi_backend::transfer_layouts(bool is_put, rank_t to, const byte_layout& origin,
@@ -796,10 +851,9 @@ void mpi_backend::putv(rank_t dst, std::span<const const_iov> local,
     on_node(dst, c, [&](rank_t l, completion* lc) { node_->putv(l, local, remote, lc); });
     return;
   }
-  const in_mpi busy(in_mpi_);
-  const std::size_t n = stream_bytes(local);
-  ONESIDE_CHECK(n == stream_bytes(remote), error_class::arg, {.call = "putv", .target = dst},
-                "local and remote byte counts differ");
+  const std::size_t n = detail::stream_bytes(local);
+  ONESIDE_CHECK(n == detail::stream_bytes(remote), error_class::arg,
+                {.call = "putv", .target = dst}, "local and remote byte counts differ");
   if (n == 0) return;
   if (remote.size() == 1 && local.size() == 1) {
     put(dst, remote[0].addr, std::span(local[0].base, local[0].len), c);
@@ -807,6 +861,10 @@ void mpi_backend::putv(rank_t dst, std::span<const const_iov> local,
   }
   const std::uintptr_t lowest = lowest_address(remote);
   const bool reply = t_capture != nullptr && t_capture->transport == this;
+  if (!(reply && dst == t_capture->source) && !all_reachable(dst, remote)) {
+    put_by_message(dst, matched_pieces(local, remote), c);
+    return;
+  }
   if ((c == nullptr && n <= stage_limit) || (reply && dst == t_capture->source)) {
     auto copy = std::make_unique<std::byte[]>(n);
     std::size_t at = 0;
@@ -849,13 +907,16 @@ void mpi_backend::getv(rank_t src, std::span<const mutable_iov> local,
     on_node(src, c, [&](rank_t l, completion* lc) { node_->getv(l, local, remote, lc); });
     return;
   }
-  const in_mpi busy(in_mpi_);
-  const std::size_t n = stream_bytes(local);
-  ONESIDE_CHECK(n == stream_bytes(remote), error_class::arg, {.call = "getv", .target = src},
-                "local and remote byte counts differ");
+  const std::size_t n = detail::stream_bytes(local);
+  ONESIDE_CHECK(n == detail::stream_bytes(remote), error_class::arg,
+                {.call = "getv", .target = src}, "local and remote byte counts differ");
   if (n == 0) return;
   if (remote.size() == 1 && local.size() == 1) {
     get(src, remote[0].addr, std::span(local[0].base, local[0].len), c);
+    return;
+  }
+  if (!all_reachable(src, remote)) {
+    get_by_message(src, matched_pieces(local, remote), c);
     return;
   }
   const std::uintptr_t lowest = lowest_address(remote);
@@ -916,17 +977,187 @@ void mpi_backend::am_send(rank_t dst, am_handler_id handler, std::span<const std
   const std::size_t bytes = sizeof(am_header) + payload.size();
   auto buf = std::make_unique<std::byte[]>(bytes);
   if (!payload.empty()) std::memcpy(buf.get() + sizeof(am_header), payload.data(), payload.size());
-  peer& p = peer_of(dst);
-  std::uint64_t ticket = 0;
-  {
-    std::lock_guard lock(p.send_mutex);
-    ticket = p.issued.load(std::memory_order_relaxed) + 1;
-    const am_header h{handler, 0, ticket};
-    std::memcpy(buf.get(), &h, sizeof h);
-    send(dst, tag_am, std::move(buf), bytes);
-    p.issued.store(ticket, std::memory_order_release);
-  }
+  const std::uint64_t ticket = send_numbered(dst, handler, kind_handler, std::move(buf), bytes);
   if (c != nullptr) c->entries().push_back({dst, make_ticket(kind_am, ticket)});
+}
+
+std::uint64_t mpi_backend::send_numbered(rank_t dst, std::uint32_t handler, message_kind kind,
+                                         std::unique_ptr<std::byte[]> buf, std::size_t bytes) {
+  peer& p = peer_of(dst);
+  const std::lock_guard lock(p.send_mutex);
+  const std::uint64_t ticket = p.issued.load(std::memory_order_relaxed) + 1;
+  const am_header h{handler, kind, ticket};
+  std::memcpy(buf.get(), &h, sizeof h);
+  send(dst, tag_am, std::move(buf), bytes);
+  p.issued.store(ticket, std::memory_order_release);
+  return ticket;
+}
+
+// ---- memory served by messages ----------------------------------------------------------
+//
+// Memory that is not attached to the job's window (every exposure of memory the runtime did
+// not allocate, and chunks the engine would not attach) is reached by messages: the owner's
+// progress thread (or its waits) copies the bytes in, or sends them back in the
+// acknowledgement. A transfer goes this way until the target says, in an acknowledgement,
+// that the range is attached; from then on MPI_Put/MPI_Get reach it.
+
+namespace {
+// `pieces` cut so that no piece exceeds max_piece, in groups of at most max_piece bytes: one
+// message (and, for gets, one acknowledgement) each.
+template <class F>
+void in_messages(std::span<const moved_piece> pieces, F&& each_group) {
+  std::vector<moved_piece> group;
+  std::size_t bytes = 0;
+  for (const moved_piece& p : pieces) {
+    for (std::size_t done = 0; done < p.len; done += max_piece) {
+      const std::size_t n = std::min(max_piece, p.len - done);
+      if (bytes + n > max_piece && !group.empty()) {
+        each_group(std::span<const moved_piece>(group));
+        group.clear();
+        bytes = 0;
+      }
+      group.push_back({p.addr + done, p.local + done, n});
+      bytes += n;
+    }
+  }
+  if (!group.empty()) each_group(std::span<const moved_piece>(group));
+}
+}  // namespace
+
+void mpi_backend::put_by_message(rank_t dst, std::span<const moved_piece> pieces, completion* c) {
+  if (in_handler()) {
+    t_capture->touched_others = true;
+    t_capture->messaged.push_back(dst);
+  }
+  std::uint64_t ticket = 0;
+  in_messages(pieces, [&](std::span<const moved_piece> group) {
+    std::size_t data = 0;
+    for (const moved_piece& p : group) data += p.len;
+    const std::uint64_t count = group.size();
+    const std::size_t bytes = sizeof(am_header) + sizeof count + count * sizeof(put_piece) + data;
+    auto buf = std::make_unique<std::byte[]>(bytes);
+    std::byte* at = buf.get() + sizeof(am_header);
+    std::memcpy(at, &count, sizeof count);
+    at += sizeof count;
+    for (const moved_piece& p : group) {
+      const put_piece head{p.addr, p.len};
+      std::memcpy(at, &head, sizeof head);
+      at += sizeof head;
+    }
+    for (const moved_piece& p : group) {
+      std::memcpy(at, p.local, p.len);
+      at += p.len;
+    }
+    ticket = send_numbered(dst, 0, kind_put, std::move(buf), bytes);
+  });
+  // The bytes travel in copies: the put is locally complete already.
+  if (c != nullptr && c != deferred()) c->entries().push_back({dst, make_ticket(kind_am, ticket)});
+}
+
+void mpi_backend::get_by_message(rank_t src, std::span<const moved_piece> pieces, completion* c) {
+  if (in_handler()) t_capture->messaged.push_back(src);
+  std::uint64_t ticket = 0;
+  in_messages(pieces, [&](std::span<const moved_piece> group) {
+    const std::uint64_t count = group.size();
+    const std::size_t bytes = sizeof(am_header) + sizeof count + count * sizeof(get_piece);
+    auto buf = std::make_unique<std::byte[]>(bytes);
+    std::byte* at = buf.get() + sizeof(am_header);
+    std::memcpy(at, &count, sizeof count);
+    at += sizeof count;
+    for (const moved_piece& p : group) {
+      const get_piece head{p.addr, p.len, reinterpret_cast<std::uintptr_t>(p.local)};
+      std::memcpy(at, &head, sizeof head);
+      at += sizeof head;
+    }
+    ticket = send_numbered(src, 0, kind_get, std::move(buf), bytes);
+  });
+  if (c == nullptr) {
+    await_ticket(src, ticket, in_handler());
+  } else if (c != deferred()) {
+    c->entries().push_back({src, make_ticket(kind_am, ticket)});
+  }
+}
+
+void mpi_backend::serve_put(std::span<const std::byte> payload, reply_capture&, range& hint) {
+  std::uint64_t count = 0;
+  std::memcpy(&count, payload.data(), sizeof count);
+  const std::byte* head = payload.data() + sizeof count;
+  const std::byte* data = head + count * sizeof(put_piece);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    put_piece p;
+    std::memcpy(&p, head + i * sizeof p, sizeof p);
+    std::memcpy(reinterpret_cast<void*>(p.addr), data, p.len);
+    data += p.len;
+    if (i == 0) hint = attached_range(p.addr, p.len);
+  }
+  // The rank's threads waiting on this memory need not wait for their next look.
+  oneside::detail::notify(local_doorbell());
+}
+
+void mpi_backend::serve_get(std::span<const std::byte> payload, reply_capture& cap, range& hint) {
+  std::uint64_t count = 0;
+  std::memcpy(&count, payload.data(), sizeof count);
+  const std::byte* head = payload.data() + sizeof count;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    get_piece g;
+    std::memcpy(&g, head + i * sizeof g, sizeof g);
+    const reply_piece rp{g.origin, g.len};
+    const auto* rb = reinterpret_cast<const std::byte*>(&rp);
+    const auto* from = reinterpret_cast<const std::byte*>(g.addr);
+    cap.bytes.insert(cap.bytes.end(), rb, rb + sizeof rp);
+    cap.bytes.insert(cap.bytes.end(), from, from + g.len);
+    ++cap.pieces;
+    if (i == 0) hint = attached_range(g.addr, g.len);
+  }
+}
+
+void mpi_backend::take_ack(rank_t source, std::span<const std::byte> msg) {
+  ack_header h;
+  std::memcpy(&h, msg.data(), sizeof h);
+  const std::byte* at = msg.data() + sizeof h;
+  for (std::uint32_t i = 0; i < h.pieces; ++i) {
+    reply_piece rp;
+    std::memcpy(&rp, at, sizeof rp);
+    at += sizeof rp;
+    std::memcpy(reinterpret_cast<void*>(rp.addr), at, rp.len);
+    at += rp.len;
+  }
+  if ((h.flags & ack_reach) != 0) {
+    range r;
+    std::memcpy(&r, at, sizeof r);
+    learn_reachable(source, r);
+  }
+  peer_of(source).acked.store(h.ticket, std::memory_order_release);
+  oneside::detail::notify(local_doorbell());
+}
+
+void mpi_backend::await_ticket(rank_t target, std::uint64_t ticket, bool from_handler) {
+  peer& p = peer_of(target);
+  if (p.acked.load(std::memory_order_acquire) >= ticket) return;
+  if (!from_handler) {
+    oneside::detail::wait_until(local_doorbell(), [&] {
+      poll();
+      return p.acked.load(std::memory_order_acquire) >= ticket;
+    });
+    return;
+  }
+  std::vector<std::byte> rx;
+  oneside::detail::backoff pause;
+  while (p.acked.load(std::memory_order_acquire) < ticket) {
+    int flag = 0;
+    MPI_Message msg = MPI_MESSAGE_NULL;
+    MPI_Status st;
+    check(MPI_Improbe(target, tag_ack, am_comm_, &flag, &msg, &st), "flush", target);
+    if (flag == 0) {
+      pause.pause();
+      continue;
+    }
+    int bytes = 0;
+    MPI_Get_count(&st, MPI_BYTE, &bytes);
+    rx.resize(static_cast<std::size_t>(std::max(1, bytes)));
+    check(MPI_Mrecv(rx.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "flush", target);
+    take_ack(target, std::span<const std::byte>(rx.data(), static_cast<std::size_t>(bytes)));
+  }
 }
 
 void mpi_backend::handle(rank_t source, int tag, std::span<const std::byte> msg) {
@@ -935,47 +1166,48 @@ void mpi_backend::handle(rank_t source, int tag, std::span<const std::byte> msg)
     return;
   }
   if (tag == tag_ack) {
-    ack_header h;
-    std::memcpy(&h, msg.data(), sizeof h);
-    const std::byte* at = msg.data() + sizeof h;
-    for (std::uint32_t i = 0; i < h.pieces; ++i) {
-      reply_piece rp;
-      std::memcpy(&rp, at, sizeof rp);
-      at += sizeof rp;
-      std::memcpy(reinterpret_cast<void*>(rp.addr), at, rp.len);
-      at += rp.len;
-    }
-    peer_of(source).acked.store(h.ticket, std::memory_order_release);
-    oneside::detail::notify(local_doorbell());
+    take_ack(source, msg);
     return;
   }
   am_header h;
   std::memcpy(&h, msg.data(), sizeof h);
-  const am_handler fn = detail::find_am_handler(h.handler);
-  if (fn == nullptr) {
-    std::fprintf(stderr,
-                 "oneside: rank %d: active message from rank %d names handler %08x, which this "
-                 "rank has not registered; aborting\n",
-                 rank_, source, h.handler);
-    std::abort();
+  const std::span<const std::byte> payload = msg.subspan(sizeof h);
+  reply_capture cap{this, source, {}, 0, false, {}};
+  range hint;
+  if (h.kind == kind_put) {
+    serve_put(payload, cap, hint);
+  } else if (h.kind == kind_get) {
+    serve_get(payload, cap, hint);
+  } else {
+    const am_handler fn = detail::find_am_handler(h.handler);
+    if (fn == nullptr) {
+      std::fprintf(stderr,
+                   "oneside: rank %d: active message from rank %d names handler %08x, which "
+                   "this rank has not registered; aborting\n",
+                   rank_, source, h.handler);
+      std::abort();
+    }
+    t_capture = &cap;
+    try {
+      fn(*this, source, payload);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "oneside: rank %d: active message from rank %d failed: %s; aborting\n",
+                   rank_, source, e.what());
+      std::abort();
+    }
+    t_capture = nullptr;
+    // What the handler moved elsewhere is visible before the sender learns it ran.
+    if (cap.touched_others) check(on_window([&] { return MPI_Win_flush_all(win_); }), "am_send");
+    for (rank_t r : cap.messaged)
+      await_ticket(r, peer_of(r).issued.load(std::memory_order_acquire), true);
   }
-  reply_capture cap{this, source, {}, 0, false};
-  t_capture = &cap;
-  try {
-    fn(*this, source, msg.subspan(sizeof h));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "oneside: rank %d: active message from rank %d failed: %s; aborting\n",
-                 rank_, source, e.what());
-    std::abort();
-  }
-  t_capture = nullptr;
-  // What the handler moved elsewhere is visible before the sender learns it ran.
-  if (cap.touched_others) check(on_window([&] { return MPI_Win_flush_all(win_); }), "am_send");
-  const std::size_t bytes = sizeof(ack_header) + cap.bytes.size();
+  const bool reach = hint.hi != 0;
+  const std::size_t bytes = sizeof(ack_header) + cap.bytes.size() + (reach ? sizeof hint : 0);
   auto buf = std::make_unique<std::byte[]>(bytes);
-  const ack_header ack{h.ticket, cap.pieces, 0};
+  const ack_header ack{h.ticket, cap.pieces, reach ? ack_reach : 0};
   std::memcpy(buf.get(), &ack, sizeof ack);
   if (!cap.bytes.empty()) std::memcpy(buf.get() + sizeof ack, cap.bytes.data(), cap.bytes.size());
+  if (reach) std::memcpy(buf.get() + sizeof ack + cap.bytes.size(), &hint, sizeof hint);
   send(source, tag_ack, std::move(buf), bytes);
 }
 
@@ -1006,15 +1238,26 @@ bool mpi_backend::poll() noexcept {
   return any;
 }
 
+void mpi_backend::park_while_busy() noexcept {
+  parked_.store(1, std::memory_order_seq_cst);
+  while (in_mpi_.load(std::memory_order_seq_cst) > 0 && !stop_.load(std::memory_order_acquire)) {
+    parked_.wait(1, std::memory_order_seq_cst);
+    if (parked_.load(std::memory_order_seq_cst) == 1) continue;  // woken for nothing
+    parked_.store(1, std::memory_order_seq_cst);                 // a thread may be in again
+  }
+  parked_.store(0, std::memory_order_relaxed);
+}
+
 void mpi_backend::progress_main() noexcept {
   ::pthread_setname_np(::pthread_self(), "oneside-mpi");
   ::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // short sleeps really are short
   std::int64_t idle_since = now_ns();
   std::int64_t sleep_ns = 1000;
   while (!stop_.load(std::memory_order_acquire)) {
-    if (in_mpi_.load(std::memory_order_relaxed) > 0) {
-      // A thread of this rank is in MPI and progresses it: look again a little later.
-      const timespec ts{0, 10'000};
+    if (in_mpi_.load(std::memory_order_acquire) > 0) {
+      park_while_busy();
+      // MPI was progressed until a moment ago: the next poll is due a longest sleep later.
+      const timespec ts{0, static_cast<long>(std::max<std::int64_t>(opts_.poll_max_ns, 1000))};
       ::nanosleep(&ts, nullptr);
       continue;
     }
@@ -1070,23 +1313,12 @@ void mpi_backend::release_staged(rank_t target, std::vector<std::unique_ptr<std:
   p.staged.clear();
 }
 
-void mpi_backend::await_acks(rank_t target) {
-  peer& p = peer_of(target);
-  const std::uint64_t issued = p.issued.load(std::memory_order_acquire);
-  if (p.acked.load(std::memory_order_acquire) >= issued) return;
-  oneside::detail::wait_until(local_doorbell(), [&] {
-    poll();
-    return p.acked.load(std::memory_order_acquire) >= issued;
-  });
-}
-
 void mpi_backend::flush(rank_t target) {
   check_rank(target, "flush");
   if (local_of(target) >= 0) {
     node_->flush(local_of(target));
     return;
   }
-  const in_mpi busy(in_mpi_);
   std::vector<std::unique_ptr<std::byte[]>> copies;
   release_staged(target, copies);  // issued before this flush: it completes them
   check(on_window([&] { return MPI_Win_flush(target, win_); }), "flush", target);
@@ -1096,7 +1328,6 @@ void mpi_backend::flush(rank_t target) {
 
 void mpi_backend::flush_all() {
   check_rank(rank_, "flush_all");
-  const in_mpi busy(in_mpi_);
   node_->flush_all();
   std::vector<std::unique_ptr<std::byte[]>> copies;
   for (rank_t r = 0; r < size_; ++r) {
@@ -1115,21 +1346,23 @@ void mpi_backend::flush_local(rank_t target) {
     node_->flush_local(local_of(target));
     return;
   }
-  const in_mpi busy(in_mpi_);
   std::vector<std::unique_ptr<std::byte[]>> copies;
   release_staged(target, copies);
   check(on_window([&] { return MPI_Win_flush_local(target, win_); }), "flush_local", target);
+  await_acks(target);  // gets by message complete locally when their bytes arrive
 }
 
 void mpi_backend::flush_local_all() {
   check_rank(rank_, "flush_local_all");
-  const in_mpi busy(in_mpi_);
   node_->flush_local_all();
   std::vector<std::unique_ptr<std::byte[]>> copies;
   for (rank_t r = 0; r < size_; ++r) {
     if (local_of(r) < 0) release_staged(r, copies);
   }
   check(on_window([&] { return MPI_Win_flush_local_all(win_); }), "flush_local_all");
+  for (rank_t r = 0; r < size_; ++r) {
+    if (local_of(r) < 0) await_acks(r);
+  }
 }
 
 bool mpi_backend::test(completion& c) {

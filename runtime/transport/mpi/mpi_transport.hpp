@@ -2,11 +2,17 @@
 // peers through the shm transport (hybrid), or every peer through MPI when forced
 // (ONESIDE_TRANSPORT=mpi: each rank then has a node of its own).
 //
-//   memory     every segment and exposure is also attached to one MPI dynamic window of the
-//              job, locked with lock_all for the transport's life; addresses are absolute
-//   put/get    MPI_Put/MPI_Get (MPI_Rput/MPI_Rget with a completion); iovec forms use
+//   memory     segments are carved out of 64 MiB chunks, each attached once to one MPI
+//              dynamic window of the job, locked with lock_all for the transport's life;
+//              addresses are absolute. Exposed memory the runtime did not allocate (and
+//              chunks past the engine's limit of attachments) is not attached: it is served
+//              by messages, so a program can expose any number of regions
+//   put/get    MPI_Put/MPI_Get (MPI_Rput/MPI_Rget with a completion) to attached memory, once
+//              an acknowledgement told the origin the range is attached; iovec forms use
 //              hindexed datatypes on both sides; a put with a null completion is copied first
-//              (small) or completed locally before the call returns (large)
+//              (small) or completed locally before the call returns (large). Otherwise a
+//              message carries the bytes (put) or asks for them (get; they come back in the
+//              acknowledgement), copied by the owner's progress thread
 //   atomics    run by the owner (an active message, applied with CPU atomics), so they are
 //              atomic with every other path to the location: node peers' CPU atomics, the
 //              owner's stripe locks, its agent (MPI atomics are not atomic with respect to
@@ -37,6 +43,7 @@ struct mpi_options {
   int ranks_per_node = 0;             // ONESIDE_MPI_RANKS_PER_NODE (0: the real nodes)
   std::int64_t spin_ns = 50'000;      // progress thread: polls this long after a message
   std::int64_t poll_max_ns = 20'000;  // then sleeps between polls, at most this long
+  bool attach = true;                 // ONESIDE_MPI_ATTACH: chunks attached to the window
 };
 
 // Collective over the bootstrap's ranks, which must be MPI's (bootstrap kind "mpi").

@@ -22,6 +22,7 @@
 #include "error/check.hpp"
 #include "transport/am_registry.hpp"
 #include "transport/amo_local.hpp"
+#include "transport/iov_match.hpp"
 #include "transport/shm/page_move.hpp"
 
 namespace oneside::transport {
@@ -51,33 +52,6 @@ std::uint64_t load_relaxed(const std::uint64_t& v) noexcept {
 }
 void store_relaxed(std::uint64_t& v, std::uint64_t x) noexcept {
   std::atomic_ref<std::uint64_t>(v).store(x, std::memory_order_relaxed);
-}
-
-// Calls fn(local, remote, n) for matched pieces of two byte streams of equal total length.
-template <class Iov, class Fn>
-void match_streams(std::span<const Iov> local, std::span<const remote_iov> remote, Fn&& fn) {
-  std::size_t li = 0, ri = 0, lo = 0, ro = 0;
-  while (li < local.size() && ri < remote.size()) {
-    const std::size_t n = std::min(local[li].len - lo, remote[ri].len - ro);
-    if (n > 0) fn(local[li].base + lo, remote[ri].addr + ro, n);
-    lo += n;
-    ro += n;
-    if (lo == local[li].len) {
-      ++li;
-      lo = 0;
-    }
-    if (ro == remote[ri].len) {
-      ++ri;
-      ro = 0;
-    }
-  }
-}
-
-template <class Iov>
-std::size_t total_bytes(std::span<const Iov> v) noexcept {
-  std::size_t n = 0;
-  for (const auto& p : v) n += p.len;
-  return n;
 }
 
 // Cross-memory attach of (local, remote) pairs of equal length, in batches of IOV_MAX.
@@ -520,10 +494,10 @@ template <bool Write, class Iov>
 void shm::transfer(rank_t target, std::span<const Iov> local, std::span<const remote_iov> remote,
                    std::string_view call) {
   check_rank(target, call);
-  ONESIDE_CHECK(total_bytes(local) == total_bytes(remote), error_class::arg,
+  ONESIDE_CHECK(detail::stream_bytes(local) == detail::stream_bytes(remote), error_class::arg,
                 {.call = call, .target = target}, "local and remote byte counts differ");
   cma_batch b(peer_of(target).pid, Write, target, call);
-  match_streams(local, remote, [&](auto* l, std::uintptr_t r, std::size_t n) {
+  detail::match_streams(local, remote, [&](auto* l, std::uintptr_t r, std::size_t n) {
     if (void* p = direct(target, r, n)) {
       if constexpr (Write) {
         std::memcpy(p, l, n);
