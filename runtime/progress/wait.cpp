@@ -42,9 +42,12 @@ doorbell& default_bell() noexcept {
   return g_fallback_bell;
 }
 
-// Runs the transport's progress from waits when no agent thread does it (ONESIDE_AGENT=poll).
+thread_local bool t_runtime_thread = false;
+
+// Runs the transport's progress from waits when no agent thread does it (ONESIDE_AGENT=poll)
+// and over MPI, unless the waiter is one of the runtime's own threads.
 void poll_progress() noexcept {
-  if (!current_wait_params().poll_progress) return;
+  if (!current_wait_params().poll_progress || t_runtime_thread) return;
   if (context* c = current_context(); c != nullptr && c->transport) c->transport->progress();
 }
 
@@ -64,6 +67,10 @@ long membarrier(int cmd) noexcept {
 }
 
 }  // namespace
+
+void mark_runtime_thread() noexcept {
+  t_runtime_thread = true;
+}
 
 bool enable_asymmetric_fences() noexcept {
   static const bool enabled = [] {

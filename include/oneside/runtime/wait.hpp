@@ -108,6 +108,12 @@ inline void notify_after_rmw(doorbell& bell) noexcept {
   if (bell.has_sleepers_seq_cst()) bell.ring();
 }
 
+// Marks the calling thread as one of the runtime's own (a transport's agent): its waits never
+// run the transport's progress (ONESIDE_AGENT=poll, the MPI transport), which is the rank's
+// threads' and the progress thread's business. An agent polling MPI from its waits spun on
+// the engine's lock beside the rank's one-sided calls.
+void mark_runtime_thread() noexcept;
+
 // How long each phase of a wait lasts.
 struct wait_policy {
   std::int64_t spin_ns;

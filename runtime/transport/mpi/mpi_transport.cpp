@@ -309,6 +309,10 @@ class mpi_backend final : public runtime_backend {
   void release_staged(rank_t target, std::vector<std::unique_ptr<std::byte[]>>& out);
   void send(rank_t dst, int tag, std::unique_ptr<std::byte[]> buf, std::size_t bytes);
   void reap_sends();
+  // Receives and runs what arrived. Its MPI calls are made only while no other thread of the
+  // rank is in a one-sided call (window_mutex_ free; that call progresses MPI anyway), and it
+  // stops at once otherwise: inside MPI it would spin on the engine's lock (UCX's worker
+  // spinlock) for as long as that call runs, a core's worth of time taken from the ranks.
   bool poll() noexcept;
   void handle(rank_t source, int tag, std::span<const std::byte> msg);
   void await_acks(rank_t target) {
@@ -1220,16 +1224,22 @@ bool mpi_backend::poll() noexcept {
       int flag = 0;
       MPI_Message msg = MPI_MESSAGE_NULL;
       MPI_Status st;
-      MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, am_comm_, &flag, &msg, &st);
-      if (flag == 0) break;
       int bytes = 0;
-      MPI_Get_count(&st, MPI_BYTE, &bytes);
-      rx_.resize(static_cast<std::size_t>(std::max(1, bytes)));
-      MPI_Mrecv(rx_.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+      {
+        const std::unique_lock quiet(window_mutex_, std::try_to_lock);
+        if (!quiet.owns_lock()) return any;
+        MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, am_comm_, &flag, &msg, &st);
+        if (flag == 0) break;
+        MPI_Get_count(&st, MPI_BYTE, &bytes);
+        rx_.resize(static_cast<std::size_t>(std::max(1, bytes)));
+        MPI_Mrecv(rx_.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+      }
       handle(st.MPI_SOURCE, st.MPI_TAG,
              std::span<const std::byte>(rx_.data(), static_cast<std::size_t>(bytes)));
       any = true;
     }
+    const std::unique_lock quiet(window_mutex_, std::try_to_lock);
+    if (!quiet.owns_lock()) return any;
     reap_sends();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "oneside: rank %d: MPI progress failed: %s; aborting\n", rank_, e.what());

@@ -738,6 +738,7 @@ std::size_t shm::drain() noexcept {
 
 void shm::agent_main() noexcept {
   ::pthread_setname_np(::pthread_self(), "oneside-agent");
+  oneside::detail::mark_runtime_thread();
   // After a message the agent polls a while (another one often follows), then sleeps on its
   // own doorbell until a sender rings it; it never yields to the rank's threads in between.
   const oneside::detail::wait_policy policy{opts_.agent_spin_ns, 0, 200'000'000};
