@@ -3,7 +3,6 @@
 // of "put 1 MiB: 0.95x memcpy".
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include <benchmark/benchmark.h>
 
@@ -14,19 +13,8 @@ namespace {
 namespace bench = oneside::bench;
 
 void memcpy_bandwidth(benchmark::State& state) {
-  const auto bytes = static_cast<std::size_t>(state.range(0));
-  bench::page_buffer source(bytes);
-  bench::page_buffer destination(bytes);
-  std::byte* dst = destination.data();
-  const std::byte* src = source.data();
-  std::memcpy(dst, src, bytes);
-  bench::measure(state, bench::transfer_batch(state.range(0)), [&](std::int64_t n) {
-    for (std::int64_t i = 0; i < n; ++i) {
-      benchmark::DoNotOptimize(dst);
-      std::memcpy(dst, src, bytes);
-      benchmark::ClobberMemory();
-    }
-  });
+  const bench::copy_baseline copy(static_cast<std::size_t>(state.range(0)));
+  bench::measure(state, bench::transfer_batch(state.range(0)), [&](std::int64_t n) { copy(n); });
   bench::count_bytes(state, state.range(0));
 }
 BENCHMARK(memcpy_bandwidth)->Apply(bench::transfer_sizes)->UseManualTime();

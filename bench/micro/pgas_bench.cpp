@@ -500,18 +500,8 @@ void window_fetch_and_op(benchmark::State& state) {
 // memcpy between two private page-aligned buffers on the origin, the sizes and batches of the
 // put and get benches.
 void memcpy_between_buffers(benchmark::State& state, std::int64_t ops_per_batch) {
-  const auto bytes = static_cast<std::size_t>(state.range(0));
-  const bench::page_buffer source(bytes);
-  bench::page_buffer destination(bytes);
-  std::byte* dst = destination.data();
-  const std::byte* src = source.data();
-  run(state, ops_per_batch, [&](std::int64_t k) {
-    for (std::int64_t i = 0; i < k; ++i) {
-      benchmark::DoNotOptimize(dst);
-      std::memcpy(dst, src, bytes);
-      benchmark::ClobberMemory();
-    }
-  });
+  const bench::copy_baseline copy(static_cast<std::size_t>(state.range(0)));
+  run(state, ops_per_batch, [&](std::int64_t k) { copy(k); });
   bench::count_bytes(state, state.range(0));
 }
 

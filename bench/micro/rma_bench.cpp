@@ -244,19 +244,8 @@ void put_rate(benchmark::State& state, window_kind kind) {
 
 // memcpy between two private page-aligned buffers, in the batches of the bandwidth benches.
 void memcpy_bandwidth(benchmark::State& state) {
-  const auto bytes = static_cast<std::size_t>(state.range(0));
-  bench::page_buffer source(bytes);
-  bench::page_buffer destination(bytes);
-  std::byte* dst = destination.data();
-  const std::byte* src = source.data();
-  std::memcpy(dst, src, bytes);
-  run(state, bench::rma_bandwidth_batch(state.range(0)), [&](std::int64_t k) {
-    for (std::int64_t i = 0; i < k; ++i) {
-      benchmark::DoNotOptimize(dst);
-      std::memcpy(dst, src, bytes);
-      benchmark::ClobberMemory();
-    }
-  });
+  const bench::copy_baseline copy(static_cast<std::size_t>(state.range(0)));
+  run(state, bench::rma_bandwidth_batch(state.range(0)), [&](std::int64_t k) { copy(k); });
   bench::count_bytes(state, state.range(0));
 }
 

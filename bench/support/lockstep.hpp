@@ -156,6 +156,28 @@ class page_buffer {
   std::size_t size_;
 };
 
+// The memcpy baseline of the bandwidth benches: copies of `bytes` between two private page
+// buffers, the same bytes and working set as a bench repeating one transfer.
+class copy_baseline {
+ public:
+  explicit copy_baseline(std::size_t bytes) : source_(bytes), destination_(bytes) {
+    std::memcpy(destination_.data(), source_.data(), bytes);
+  }
+  // `k` copies (one batch).
+  void operator()(std::int64_t k) const {
+    std::byte* dst = destination_.data();
+    for (std::int64_t i = 0; i < k; ++i) {
+      benchmark::DoNotOptimize(dst);
+      std::memcpy(dst, source_.data(), source_.size());
+      benchmark::ClobberMemory();
+    }
+  }
+
+ private:
+  page_buffer source_;
+  page_buffer destination_;
+};
+
 // ---- reporting ------------------------------------------------------------------------
 
 // The reporter of ranks other than 0: they run every benchmark but print nothing.
