@@ -334,7 +334,9 @@ class mpi_backend final : public runtime_backend {
   std::uint64_t send_numbered(rank_t dst, std::uint32_t handler, message_kind kind,
                               std::unique_ptr<std::byte[]> buf, std::size_t bytes);
   void serve_put(std::span<const std::byte> payload, reply_capture& cap, range& hint);
-  void serve_get(std::span<const std::byte> payload, reply_capture& cap, range& hint);
+  // Answers a get by message: the acknowledgement carries the bytes, written straight into
+  // the send buffer.
+  void serve_get(rank_t source, std::uint64_t ticket, std::span<const std::byte> payload);
   void take_ack(rank_t source, std::span<const std::byte> msg);
   // Waits until `target` acknowledged `ticket`. A handler (which runs inside poll()) waits by
   // receiving that target's acknowledgements only, which run no handler: handler order stays.
@@ -1098,21 +1100,35 @@ void mpi_backend::serve_put(std::span<const std::byte> payload, reply_capture&, 
   oneside::detail::notify(local_doorbell());
 }
 
-void mpi_backend::serve_get(std::span<const std::byte> payload, reply_capture& cap, range& hint) {
+void mpi_backend::serve_get(rank_t source, std::uint64_t ticket,
+                            std::span<const std::byte> payload) {
   std::uint64_t count = 0;
   std::memcpy(&count, payload.data(), sizeof count);
-  const std::byte* head = payload.data() + sizeof count;
-  for (std::uint64_t i = 0; i < count; ++i) {
+  const auto piece_at = [&](std::uint64_t i) {
     get_piece g;
-    std::memcpy(&g, head + i * sizeof g, sizeof g);
+    std::memcpy(&g, payload.data() + sizeof count + i * sizeof g, sizeof g);
+    return g;
+  };
+  std::size_t bytes = sizeof(ack_header);
+  for (std::uint64_t i = 0; i < count; ++i) bytes += sizeof(reply_piece) + piece_at(i).len;
+  const range hint = count > 0 ? attached_range(piece_at(0).addr, piece_at(0).len) : range{};
+  const bool reach = hint.hi != 0;
+  if (reach) bytes += sizeof hint;
+  auto buf = std::make_unique<std::byte[]>(bytes);
+  const ack_header ack{ticket, static_cast<std::uint32_t>(count), reach ? ack_reach : 0};
+  std::byte* at = buf.get();
+  std::memcpy(at, &ack, sizeof ack);
+  at += sizeof ack;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const get_piece g = piece_at(i);
     const reply_piece rp{g.origin, g.len};
-    const auto* rb = reinterpret_cast<const std::byte*>(&rp);
-    const auto* from = reinterpret_cast<const std::byte*>(g.addr);
-    cap.bytes.insert(cap.bytes.end(), rb, rb + sizeof rp);
-    cap.bytes.insert(cap.bytes.end(), from, from + g.len);
-    ++cap.pieces;
-    if (i == 0) hint = attached_range(g.addr, g.len);
+    std::memcpy(at, &rp, sizeof rp);
+    at += sizeof rp;
+    std::memcpy(at, reinterpret_cast<const void*>(g.addr), g.len);
+    at += g.len;
   }
+  if (reach) std::memcpy(at, &hint, sizeof hint);
+  send(source, tag_ack, std::move(buf), bytes);
 }
 
 void mpi_backend::take_ack(rank_t source, std::span<const std::byte> msg) {
@@ -1176,12 +1192,14 @@ void mpi_backend::handle(rank_t source, int tag, std::span<const std::byte> msg)
   am_header h;
   std::memcpy(&h, msg.data(), sizeof h);
   const std::span<const std::byte> payload = msg.subspan(sizeof h);
+  if (h.kind == kind_get) {
+    serve_get(source, h.ticket, payload);
+    return;
+  }
   reply_capture cap{this, source, {}, 0, false, {}};
   range hint;
   if (h.kind == kind_put) {
     serve_put(payload, cap, hint);
-  } else if (h.kind == kind_get) {
-    serve_get(payload, cap, hint);
   } else {
     const am_handler fn = detail::find_am_handler(h.handler);
     if (fn == nullptr) {
