@@ -67,6 +67,32 @@ struct range {
   std::uintptr_t lo = 0;
   std::uintptr_t hi = 0;
 };
+// Sorted, non-overlapping ranges: a rank's attached chunks, or those an origin learnt of a
+// target. Ranges are only added (attachments stay until the runtime closes).
+class range_set {
+ public:
+  // The range holding [addr, addr + len), or an empty one (hi == 0).
+  range find(std::uintptr_t addr, std::size_t len) const {
+    const auto it = after(addr);
+    if (it == ranges_.begin() || addr + len > std::prev(it)->hi) return {};
+    return *std::prev(it);
+  }
+  void insert(range r) {
+    const auto it = after(r.lo);
+    if (it != ranges_.begin() && std::prev(it)->lo == r.lo) return;  // known already
+    ranges_.insert(it, r);
+  }
+  auto begin() const noexcept { return ranges_.begin(); }
+  auto end() const noexcept { return ranges_.end(); }
+  void clear() noexcept { ranges_.clear(); }
+
+ private:
+  std::vector<range>::const_iterator after(std::uintptr_t addr) const {
+    return std::upper_bound(ranges_.begin(), ranges_.end(), addr,
+                            [](std::uintptr_t a, const range& x) { return a < x.lo; });
+  }
+  std::vector<range> ranges_;
+};
 struct reply_piece {
   std::uint64_t addr;
   std::uint64_t len;
@@ -229,7 +255,7 @@ class mpi_backend final : public runtime_backend {
     std::mutex stage_mutex;  // orders staging and MPI_Put with the flushes that free copies
     std::vector<std::unique_ptr<std::byte[]>> staged;
     std::mutex reach_mutex;
-    std::vector<range> reachable;  // the peer's attached ranges learnt so far, sorted
+    range_set reachable;  // the peer's attached ranges learnt so far
   };
   // Segments are carved out of large chunks of the node transport's memory, each attached to
   // the window once: MPI engines limit the attachments of a dynamic window (Open MPI's osc
@@ -250,16 +276,13 @@ class mpi_backend final : public runtime_backend {
   bool reachable(rank_t r, std::uintptr_t addr, std::size_t len) {
     peer& p = peer_of(r);
     const std::lock_guard lock(p.reach_mutex);
-    auto it = std::upper_bound(p.reachable.begin(), p.reachable.end(), addr,
-                               [](std::uintptr_t a, const range& x) { return a < x.lo; });
-    return it != p.reachable.begin() && addr + len <= std::prev(it)->hi;
+    return p.reachable.find(addr, len).hi != 0;
   }
   bool all_reachable(rank_t r, std::span<const remote_iov> remote) {
     return std::all_of(remote.begin(), remote.end(), [&](const remote_iov& x) {
       return x.len == 0 || reachable(r, x.addr, x.len);
     });
   }
-  void learn_reachable(rank_t r, range x);
   // This rank's attached chunk holding [addr, addr + len), or an empty range.
   range attached_range(std::uintptr_t addr, std::size_t len);
   int local_of(rank_t r) const noexcept { return local_of_[static_cast<std::size_t>(r)]; }
@@ -314,6 +337,10 @@ class mpi_backend final : public runtime_backend {
   // stops at once otherwise: inside MPI it would spin on the engine's lock (UCX's worker
   // spinlock) for as long as that call runs, a core's worth of time taken from the ranks.
   bool poll() noexcept;
+  // Receives one message from `source` with `tag` (wildcards allowed) into `into`, if one
+  // is there; its size in `bytes`.
+  bool receive(int source, int tag, std::vector<std::byte>& into, MPI_Status& st,
+               std::size_t& bytes);
   void handle(rank_t source, int tag, std::span<const std::byte> msg);
   void await_acks(rank_t target) {
     await_ticket(target, peer_of(target).issued.load(std::memory_order_acquire), in_handler());
@@ -333,7 +360,8 @@ class mpi_backend final : public runtime_backend {
   void get_by_message(rank_t src, std::span<const moved_piece> pieces, completion* c);
   std::uint64_t send_numbered(rank_t dst, std::uint32_t handler, message_kind kind,
                               std::unique_ptr<std::byte[]> buf, std::size_t bytes);
-  void serve_put(std::span<const std::byte> payload, reply_capture& cap, range& hint);
+  // Applies a put by message; returns the attached chunk holding its first piece, if any.
+  range serve_put(std::span<const std::byte> payload);
   // Answers a get by message: the acknowledgement carries the bytes, written straight into
   // the send buffer.
   void serve_get(rank_t source, std::uint64_t ticket, std::span<const std::byte> payload);
@@ -364,8 +392,8 @@ class mpi_backend final : public runtime_backend {
   std::map<std::uint64_t, carved> carved_;          // this transport's segments, by id
   std::uint64_t next_id_ = std::uint64_t{1} << 48;  // apart from the node transport's ids
   std::map<std::uint64_t, exposure> exposures_;     // the node transport's, by id
-  std::vector<range> attached_;  // this rank's chunks attached to the window, sorted
-  bool attach_refused_ = false;  // the engine refused one: attach no more
+  range_set attached_;                              // this rank's chunks attached to the window
+  bool attach_refused_ = false;                     // the engine refused one: attach no more
 
   std::mutex poll_mutex_;  // one thread receives and dispatches at a time (handler order)
   std::vector<std::byte> rx_;
@@ -570,28 +598,13 @@ bool mpi_backend::attach_chunk(void* base, std::size_t bytes) {
     return false;
   }
   const auto lo = reinterpret_cast<std::uintptr_t>(base);
-  const range r{lo, lo + bytes};
-  attached_.insert(std::upper_bound(attached_.begin(), attached_.end(), lo,
-                                    [](std::uintptr_t a, const range& x) { return a < x.lo; }),
-                   r);
+  attached_.insert({lo, lo + bytes});
   return true;
 }
 
 range mpi_backend::attached_range(std::uintptr_t addr, std::size_t len) {
   const std::lock_guard lock(memory_mutex_);
-  auto it = std::upper_bound(attached_.begin(), attached_.end(), addr,
-                             [](std::uintptr_t a, const range& x) { return a < x.lo; });
-  if (it == attached_.begin() || addr + len > std::prev(it)->hi) return {};
-  return *std::prev(it);
-}
-
-void mpi_backend::learn_reachable(rank_t r, range x) {
-  peer& p = peer_of(r);
-  const std::lock_guard lock(p.reach_mutex);
-  auto it = std::upper_bound(p.reachable.begin(), p.reachable.end(), x.lo,
-                             [](std::uintptr_t a, const range& y) { return a < y.lo; });
-  if (it != p.reachable.begin() && std::prev(it)->lo == x.lo) return;  // known already
-  p.reachable.insert(it, x);
+  return attached_.find(addr, len);
 }
 
 // First fit over the chunks' free ranges; a new chunk (attached once) when none fits.
@@ -1084,7 +1097,8 @@ void mpi_backend::get_by_message(rank_t src, std::span<const moved_piece> pieces
   }
 }
 
-void mpi_backend::serve_put(std::span<const std::byte> payload, reply_capture&, range& hint) {
+range mpi_backend::serve_put(std::span<const std::byte> payload) {
+  range hint;
   std::uint64_t count = 0;
   std::memcpy(&count, payload.data(), sizeof count);
   const std::byte* head = payload.data() + sizeof count;
@@ -1098,6 +1112,7 @@ void mpi_backend::serve_put(std::span<const std::byte> payload, reply_capture&, 
   }
   // The rank's threads waiting on this memory need not wait for their next look.
   oneside::detail::notify(local_doorbell());
+  return hint;
 }
 
 void mpi_backend::serve_get(rank_t source, std::uint64_t ticket,
@@ -1145,7 +1160,9 @@ void mpi_backend::take_ack(rank_t source, std::span<const std::byte> msg) {
   if ((h.flags & ack_reach) != 0) {
     range r;
     std::memcpy(&r, at, sizeof r);
-    learn_reachable(source, r);
+    peer& p = peer_of(source);
+    const std::lock_guard lock(p.reach_mutex);
+    p.reachable.insert(r);
   }
   peer_of(source).acked.store(h.ticket, std::memory_order_release);
   oneside::detail::notify(local_doorbell());
@@ -1164,20 +1181,28 @@ void mpi_backend::await_ticket(rank_t target, std::uint64_t ticket, bool from_ha
   std::vector<std::byte> rx;
   oneside::detail::backoff pause;
   while (p.acked.load(std::memory_order_acquire) < ticket) {
-    int flag = 0;
-    MPI_Message msg = MPI_MESSAGE_NULL;
     MPI_Status st;
-    check(MPI_Improbe(target, tag_ack, am_comm_, &flag, &msg, &st), "flush", target);
-    if (flag == 0) {
+    std::size_t bytes = 0;
+    if (receive(target, tag_ack, rx, st, bytes)) {
+      take_ack(target, std::span<const std::byte>(rx.data(), bytes));
+    } else {
       pause.pause();
-      continue;
     }
-    int bytes = 0;
-    MPI_Get_count(&st, MPI_BYTE, &bytes);
-    rx.resize(static_cast<std::size_t>(std::max(1, bytes)));
-    check(MPI_Mrecv(rx.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "flush", target);
-    take_ack(target, std::span<const std::byte>(rx.data(), static_cast<std::size_t>(bytes)));
   }
+}
+
+bool mpi_backend::receive(int source, int tag, std::vector<std::byte>& into, MPI_Status& st,
+                          std::size_t& bytes) {
+  int flag = 0;
+  MPI_Message msg = MPI_MESSAGE_NULL;
+  check(MPI_Improbe(source, tag, am_comm_, &flag, &msg, &st), "progress", source);
+  if (flag == 0) return false;
+  int count = 0;
+  MPI_Get_count(&st, MPI_BYTE, &count);
+  bytes = static_cast<std::size_t>(count);
+  into.resize(std::max<std::size_t>(bytes, 1));
+  check(MPI_Mrecv(into.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "progress", source);
+  return true;
 }
 
 void mpi_backend::handle(rank_t source, int tag, std::span<const std::byte> msg) {
@@ -1199,7 +1224,7 @@ void mpi_backend::handle(rank_t source, int tag, std::span<const std::byte> msg)
   reply_capture cap{this, source, {}, 0, false, {}};
   range hint;
   if (h.kind == kind_put) {
-    serve_put(payload, cap, hint);
+    hint = serve_put(payload);
   } else {
     const am_handler fn = detail::find_am_handler(h.handler);
     if (fn == nullptr) {
@@ -1239,21 +1264,14 @@ bool mpi_backend::poll() noexcept {
   bool any = false;
   try {
     for (int i = 0; i < 64; ++i) {
-      int flag = 0;
-      MPI_Message msg = MPI_MESSAGE_NULL;
       MPI_Status st;
-      int bytes = 0;
+      std::size_t bytes = 0;
       {
         const std::unique_lock quiet(window_mutex_, std::try_to_lock);
         if (!quiet.owns_lock()) return any;
-        MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, am_comm_, &flag, &msg, &st);
-        if (flag == 0) break;
-        MPI_Get_count(&st, MPI_BYTE, &bytes);
-        rx_.resize(static_cast<std::size_t>(std::max(1, bytes)));
-        MPI_Mrecv(rx_.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        if (!receive(MPI_ANY_SOURCE, MPI_ANY_TAG, rx_, st, bytes)) break;
       }
-      handle(st.MPI_SOURCE, st.MPI_TAG,
-             std::span<const std::byte>(rx_.data(), static_cast<std::size_t>(bytes)));
+      handle(st.MPI_SOURCE, st.MPI_TAG, std::span<const std::byte>(rx_.data(), bytes));
       any = true;
     }
     const std::unique_lock quiet(window_mutex_, std::try_to_lock);
