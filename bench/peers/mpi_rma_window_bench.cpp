@@ -194,16 +194,20 @@ void latency(benchmark::State& state, window_kind kind) {
   bench::count_bytes(state, bytes);
 }
 
+// `shift`: as in oneside's rma_bench.cpp, the destination of the bytes starts `shift` bytes
+// past a page boundary, the source on one.
 template <direction D>
-void bandwidth(benchmark::State& state, window_kind kind) {
+void bandwidth(benchmark::State& state, window_kind kind, std::size_t shift = 0) {
   const int bytes = static_cast<int>(state.range(0));
-  mpi_window w(kind, static_cast<std::size_t>(bytes));
-  bench::page_buffer local(static_cast<std::size_t>(bytes));
-  const MPI_Aint d = w.disp(w.next(), 0);
+  const std::size_t put_shift = D == direction::put ? shift : 0;
+  const std::size_t get_shift = D == direction::get ? shift : 0;
+  mpi_window w(kind, static_cast<std::size_t>(bytes) + put_shift);
+  bench::page_buffer local(static_cast<std::size_t>(bytes) + get_shift);
+  const MPI_Aint d = w.disp(w.next(), put_shift);
   run(state, w, bench::rma_bandwidth_batch(bytes), [&](std::int64_t k) {
     for (std::int64_t done = 0; done < k; done += bench::rma_in_flight) {
       for (std::int64_t i = 0; i < bench::rma_in_flight; ++i) {
-        transfer<D>(w, local.data(), bytes, d);
+        transfer<D>(w, local.data() + get_shift, bytes, d);
       }
       MPI_Win_flush(w.next(), w.get());
     }
@@ -356,6 +360,12 @@ benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) {
 }
 
 bool register_all() {
+  add("mpi_rma_put_bandwidth_shifted/allocate", [](benchmark::State& s) {
+    bandwidth<direction::put>(s, window_kind::allocate, bench::rma_shift);
+  })->Apply(bench::rma_shifted_sizes);
+  add("mpi_rma_get_bandwidth_shifted/allocate", [](benchmark::State& s) {
+    bandwidth<direction::get>(s, window_kind::allocate, bench::rma_shift);
+  })->Apply(bench::rma_shifted_sizes);
   for (const window_kind k : window_kinds) {
     const std::string kind(kind_name(k));
     const auto with = [k](auto fn) { return [k, fn](benchmark::State& s) { fn(s, k); }; };
@@ -372,8 +382,12 @@ bool register_all() {
         [k](benchmark::State& s) { accumulate_scaling(s, k, false); });
     add("mpi_rma_accumulate_scaling/" + kind + "/all",
         [k](benchmark::State& s) { accumulate_scaling(s, k, true); });
-    add("mpi_rma_put_bandwidth/" + kind, with(bandwidth<direction::put>))->Apply(bench::rma_sizes);
-    add("mpi_rma_get_bandwidth/" + kind, with(bandwidth<direction::get>))->Apply(bench::rma_sizes);
+    add("mpi_rma_put_bandwidth/" + kind, [k](benchmark::State& s) {
+      bandwidth<direction::put>(s, k);
+    })->Apply(bench::rma_sizes);
+    add("mpi_rma_get_bandwidth/" + kind, [k](benchmark::State& s) {
+      bandwidth<direction::get>(s, k);
+    })->Apply(bench::rma_sizes);
   }
   return true;
 }

@@ -71,6 +71,14 @@ inline void rma_sizes(benchmark::internal::Benchmark* b) {
   b->RangeMultiplier(2)->Range(min_transfer_bytes, max_transfer_bytes);
 }
 
+// The shifted bandwidth benches: the destination of the bytes starts rma_shift bytes past a
+// page boundary, the source on one (a double halo put one element in). Sizes: where glibc's
+// memcpy uses `rep movsb` (2 KiB to 1 MiB), and one past it.
+inline constexpr std::size_t rma_shift = 8;
+inline void rma_shifted_sizes(benchmark::internal::Benchmark* b) {
+  for (const std::int64_t n : {4096, 16384, 65536, 262144, 1048576}) b->Arg(n);
+}
+
 // Operations per batch of a bandwidth bench of `bytes`: rounds of rma_in_flight operations
 // and one flush, as many rounds (1 to 64) as make about 16 MiB, so that small sizes are not
 // timed over a couple of microseconds.
@@ -157,15 +165,17 @@ class page_buffer {
 };
 
 // The memcpy baseline of the bandwidth benches: copies of `bytes` between two private page
-// buffers, the same bytes and working set as a bench repeating one transfer.
+// buffers, the same bytes and working set as a bench repeating one transfer; the
+// destination starts `shift` bytes into its buffer.
 class copy_baseline {
  public:
-  explicit copy_baseline(std::size_t bytes) : source_(bytes), destination_(bytes) {
-    std::memcpy(destination_.data(), source_.data(), bytes);
+  explicit copy_baseline(std::size_t bytes, std::size_t shift = 0)
+      : source_(bytes), destination_(bytes + shift), shift_(shift) {
+    std::memcpy(destination_.data() + shift_, source_.data(), bytes);
   }
   // `k` copies (one batch).
   void operator()(std::int64_t k) const {
-    std::byte* dst = destination_.data();
+    std::byte* dst = destination_.data() + shift_;
     for (std::int64_t i = 0; i < k; ++i) {
       benchmark::DoNotOptimize(dst);
       std::memcpy(dst, source_.data(), source_.size());
@@ -176,6 +186,7 @@ class copy_baseline {
  private:
   page_buffer source_;
   page_buffer destination_;
+  std::size_t shift_;
 };
 
 // ---- reporting ------------------------------------------------------------------------

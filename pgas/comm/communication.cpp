@@ -14,6 +14,7 @@
 #include <oneside/pgas/signal.hpp>
 #include <oneside/rma/request.hpp>
 #include <oneside/rma/window.hpp>
+#include <oneside/runtime/copy.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "comm/window_call.hpp"
@@ -172,7 +173,7 @@ bool put_value_direct(rank_t r, std::uintptr_t addr, const void* src, std::size_
   if (bytes == sizeof(std::uint64_t)) {
     std::memcpy(p, src, sizeof(std::uint64_t));  // the common case, without a call
   } else {
-    std::memcpy(p, src, bytes);
+    oneside::detail::copy_bytes(p, src, bytes);
   }
   if (oneside::detail::doorbell* bell = s->peer_bell(r)) oneside::detail::notify(*bell);
   return true;
@@ -214,7 +215,7 @@ future<> put_with_signal(const void* src, std::size_t bytes, rank_t r, std::uint
   if (data != nullptr && sig != nullptr && s.atomics_direct()) {
     // Both load/store reachable and every atomic on the signal is a CPU atomic (atomic.hpp):
     // copy, then store or add with release order.
-    if (bytes != 0) std::memcpy(data, src, bytes);
+    oneside::detail::copy_bytes(data, src, bytes);
     std::atomic_ref<std::uint64_t> word(*static_cast<std::uint64_t*>(sig));
     if (how == signal_op::set) {
       word.store(value, std::memory_order_release);
@@ -227,7 +228,7 @@ future<> put_with_signal(const void* src, std::size_t bytes, rank_t r, std::uint
   rma::window& w = s.window();
   through_window("rput", [&] {
     if (data != nullptr) {
-      if (bytes != 0) std::memcpy(data, src, bytes);
+      oneside::detail::copy_bytes(data, src, bytes);
     } else {
       w.put(src, count_of(bytes), bytes_type(), r, disp_of(addr), count_of(bytes), bytes_type());
       w.flush(r);  // the data is visible at r before the signal can be

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <oneside/rma/window.hpp>
+#include <oneside/runtime/copy.hpp>
 #include <oneside/runtime/transport.hpp>
 
 #include "datatype/layout.hpp"
@@ -97,7 +98,7 @@ bool transfer_fast(window_impl& w, bool write, std::byte* origin, count_t count,
   if (bytes == 8) {
     std::memcpy(to, from, 8);
   } else {
-    std::memcpy(to, from, bytes);
+    oneside::detail::copy_bytes(to, from, bytes);
   }
   return true;
 }
@@ -123,9 +124,9 @@ bool transfer_fast(window_impl& w, bool write, std::byte* origin, count_t count,
   const bool contiguous = origin_type.is_contiguous() && target_type.is_contiguous();
   if (r.direct != nullptr && contiguous) {
     if (write) {
-      std::memcpy(r.direct, origin, bytes);
+      oneside::detail::copy_bytes(r.direct, origin, bytes);
     } else {
-      std::memcpy(origin, r.direct, bytes);
+      oneside::detail::copy_bytes(origin, r.direct, bytes);
     }
     return;
   }
@@ -145,9 +146,9 @@ bool transfer_fast(window_impl& w, bool write, std::byte* origin, count_t count,
   if (r.direct != nullptr) {
     match_runs(o, t, [&](std::ptrdiff_t oo, std::ptrdiff_t to, std::size_t n) {
       if (write) {
-        std::memcpy(r.direct + to, origin + oo, n);
+        oneside::detail::copy_bytes(r.direct + to, origin + oo, n);
       } else {
-        std::memcpy(origin + oo, r.direct + to, n);
+        oneside::detail::copy_bytes(origin + oo, r.direct + to, n);
       }
     });
     return;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include <oneside/runtime/copy.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "error/check.hpp"
@@ -241,7 +242,7 @@ void coll_engine::publish(std::uint64_t s, const void* data, std::size_t bytes) 
 
 void coll_engine::stage(std::uint64_t s, const void* data, std::size_t bytes) {
   std::byte* slot = acquire_slot(s, bytes);
-  if (bytes > 0) std::memcpy(slot, data, bytes);
+  oneside::detail::copy_bytes(slot, data, bytes);
 }
 
 const std::byte* coll_engine::peer_slot(rank_t q, std::uint64_t s, std::size_t bytes) {

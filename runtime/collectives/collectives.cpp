@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <oneside/runtime/collectives.hpp>
+#include <oneside/runtime/copy.hpp>
 
 #include "datatype/reduce.hpp"
 #include "error/check.hpp"
@@ -115,7 +116,7 @@ void reduce_common(team_impl& t, const void* in, void* out, std::size_t count, s
     if (!parallel) {
       e.publish_to(s, src, k * esz, wanting(all, root));
       if (wants) {
-        std::memcpy(dst, e.peer_slot(0, s, k * esz), k * esz);
+        oneside::detail::copy_bytes(dst, e.peer_slot(0, s, k * esz), k * esz);
         for (rank_t q = 1; q < n; ++q) fn(dst, e.peer_slot(q, s, k * esz), k);
       }
       e.finish(s);
@@ -129,7 +130,7 @@ void reduce_common(team_impl& t, const void* in, void* out, std::size_t count, s
     const std::size_t b1 = block_begin(t.rank + 1);
     const std::uint64_t s2 = e.begin_step();
     std::byte* mine = e.acquire_slot(s2, (b1 - b0) * esz);
-    std::memcpy(mine, e.peer_slot(0, s, k * esz) + b0 * esz, (b1 - b0) * esz);
+    oneside::detail::copy_bytes(mine, e.peer_slot(0, s, k * esz) + b0 * esz, (b1 - b0) * esz);
     for (rank_t q = 1; q < n; ++q) fn(mine, e.peer_slot(q, s, k * esz) + b0 * esz, b1 - b0);
     e.finish(s);
     e.publish_to(s2, wanting(all, root));
@@ -137,7 +138,8 @@ void reduce_common(team_impl& t, const void* in, void* out, std::size_t count, s
       for (rank_t q = 0; q < n; ++q) {
         const std::size_t q0 = block_begin(q);
         const std::size_t q1 = block_begin(q + 1);
-        std::memcpy(dst + q0 * esz, e.peer_slot(q, s2, (q1 - q0) * esz), (q1 - q0) * esz);
+        oneside::detail::copy_bytes(dst + q0 * esz, e.peer_slot(q, s2, (q1 - q0) * esz),
+                                    (q1 - q0) * esz);
       }
     }
     e.finish(s2);
@@ -161,7 +163,7 @@ void scan_common(team_impl& t, const void* in, void* out, std::size_t count, std
     e.publish_to(s, bytes_of(in) + i0 * esz, k * esz, from_member(exclusive ? t.rank + 1 : t.rank));
     if (last >= 0) {
       std::byte* dst = bytes_of(out) + i0 * esz;
-      std::memcpy(dst, e.peer_slot(0, s, k * esz), k * esz);
+      oneside::detail::copy_bytes(dst, e.peer_slot(0, s, k * esz), k * esz);
       for (rank_t q = 1; q <= last; ++q) fn(dst, e.peer_slot(q, s, k * esz), k);
     }
     e.finish(s);
@@ -193,7 +195,8 @@ void gather_common(team_impl& t, const void* in, std::size_t my_bytes, void* out
         const std::size_t qb = bytes_of_member(q);
         if (q == t.rank || off >= qb) continue;
         const std::size_t len = std::min(cap, qb - off);
-        std::memcpy(bytes_of(out) + displ_of_member(q) + off, e.peer_slot(q, s, len), len);
+        oneside::detail::copy_bytes(bytes_of(out) + displ_of_member(q) + off,
+                                    e.peer_slot(q, s, len), len);
       }
     }
     e.finish(s);
@@ -240,7 +243,7 @@ void broadcast(const team& t, void* buf, count_t count, const datatype& type, ra
     if (ti.rank == root) {
       e.publish(s, bytes_of(buf) + off, len);
     } else {
-      std::memcpy(bytes_of(buf) + off, e.peer_slot(root, s, len), len);
+      oneside::detail::copy_bytes(bytes_of(buf) + off, e.peer_slot(root, s, len), len);
     }
     e.finish(s);
   }
@@ -387,8 +390,8 @@ void alltoall_common(team_impl& t, const void* in, void* out, SendBytes sbytes, 
     for (rank_t j = 0; j < t.size; ++j) {
       const std::size_t sb = sbytes(j);
       if (j == t.rank || off >= sb) continue;
-      std::memcpy(slot + static_cast<std::size_t>(j) * piece, src + sdispl(j) + off,
-                  std::min(piece, sb - off));
+      oneside::detail::copy_bytes(slot + static_cast<std::size_t>(j) * piece, src + sdispl(j) + off,
+                                  std::min(piece, sb - off));
     }
     // Destination j reads only its piece, and only while its block lasts.
     e.publish_to(s, [&](rank_t j) -> std::optional<coll_engine::part> {
@@ -399,9 +402,10 @@ void alltoall_common(team_impl& t, const void* in, void* out, SendBytes sbytes, 
     for (rank_t p = 0; p < t.size; ++p) {
       const std::size_t rb = rbytes(p);
       if (p == t.rank || off >= rb) continue;
-      std::memcpy(bytes_of(out) + rdispl(p) + off,
-                  e.peer_slot(p, s, e.capacity()) + static_cast<std::size_t>(t.rank) * piece,
-                  std::min(piece, rb - off));
+      oneside::detail::copy_bytes(
+          bytes_of(out) + rdispl(p) + off,
+          e.peer_slot(p, s, e.capacity()) + static_cast<std::size_t>(t.rank) * piece,
+          std::min(piece, rb - off));
     }
     e.finish(s);
   }

@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include <oneside/runtime/copy.hpp>
+
 #include "error/check.hpp"
 
 namespace oneside::detail {
@@ -214,7 +216,7 @@ void pack(const datatype& type, count_t count, const void* src, void* dst) {
   const auto* from = static_cast<const std::byte*>(src);
   auto* to = static_cast<std::byte*>(dst);
   for_each_byte_run(type, count, [&](std::ptrdiff_t offset, std::size_t length) {
-    std::memcpy(to, from + offset, length);
+    oneside::detail::copy_bytes(to, from + offset, length);
     to += length;
   });
 }
@@ -223,7 +225,7 @@ void unpack(const datatype& type, count_t count, const void* src, void* dst) {
   const auto* from = static_cast<const std::byte*>(src);
   auto* to = static_cast<std::byte*>(dst);
   for_each_byte_run(type, count, [&](std::ptrdiff_t offset, std::size_t length) {
-    std::memcpy(to + offset, from, length);
+    oneside::detail::copy_bytes(to + offset, from, length);
     from += length;
   });
 }

@@ -31,6 +31,7 @@
 
 #include <oneside/pgas/future.hpp>
 #include <oneside/pgas/global_ptr.hpp>
+#include <oneside/runtime/copy.hpp>
 #include <oneside/runtime/datatype.hpp>
 #include <oneside/runtime/types.hpp>
 
@@ -113,7 +114,7 @@ template <pgas::detail::transferable T>
 future<> rput(std::span<const T> src, global_ptr<T> dst) {
   const std::size_t bytes = pgas::detail::span_bytes(src.size(), sizeof(T), "rput");
   if (void* p = pgas::detail::local_address(dst.where(), dst.address(), bytes)) [[likely]] {
-    if (bytes != 0) std::memcpy(p, src.data(), bytes);
+    oneside::detail::copy_bytes(p, src.data(), bytes);
     return {};
   }
   return pgas::detail::remote_future(
@@ -129,7 +130,7 @@ template <pgas::detail::transferable T>
 put_futures rput(std::span<const T> src, global_ptr<T> dst, source_and_remote_t) {
   const std::size_t bytes = pgas::detail::span_bytes(src.size(), sizeof(T), "rput");
   if (void* p = pgas::detail::local_address(dst.where(), dst.address(), bytes)) {
-    if (bytes != 0) std::memcpy(p, src.data(), bytes);
+    oneside::detail::copy_bytes(p, src.data(), bytes);
     return {};
   }
   auto op = pgas::detail::put_remote(dst.where(), dst.address(), src.data(), bytes, false, "rput");
@@ -182,7 +183,7 @@ requires pgas::detail::transferable<std::remove_const_t<T>> future<> rget(
   using V = std::remove_const_t<T>;
   const std::size_t bytes = pgas::detail::span_bytes(dst.size(), sizeof(V), "rget");
   if (const void* p = pgas::detail::local_address(src.where(), src.address(), bytes)) [[likely]] {
-    if (bytes != 0) std::memcpy(dst.data(), p, bytes);
+    oneside::detail::copy_bytes(dst.data(), p, bytes);
     return {};
   }
   return pgas::detail::get_remote(src.where(), src.address(), dst.data(), bytes, "rget");

@@ -19,6 +19,7 @@
 
 #include <mpi.h>
 
+#include <oneside/runtime/copy.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "bootstrap/bootstrap.hpp"
@@ -748,7 +749,7 @@ void mpi_backend::put(rank_t dst, std::uintptr_t addr, std::span<const std::byte
     // Locally complete at once: the bytes travel from a copy, freed at the next flush.
     peer& p = peer_of(dst);
     auto copy = std::make_unique<std::byte[]>(src.size());
-    std::memcpy(copy.get(), src.data(), src.size());
+    oneside::detail::copy_bytes(copy.get(), src.data(), src.size());
     std::lock_guard lock(p.stage_mutex);
     mpi_put(copy.get(), src.size(), dst, addr, "put");
     p.staged.push_back(std::move(copy));
@@ -888,7 +889,7 @@ void mpi_backend::putv(rank_t dst, std::span<const const_iov> local,
     auto copy = std::make_unique<std::byte[]>(n);
     std::size_t at = 0;
     for (const auto& l : local) {
-      std::memcpy(copy.get() + at, l.base, l.len);
+      oneside::detail::copy_bytes(copy.get() + at, l.base, l.len);
       at += l.len;
     }
     if (reply && dst == t_capture->source) {
@@ -995,7 +996,7 @@ void mpi_backend::am_send(rank_t dst, am_handler_id handler, std::span<const std
   detail::check_am_send(dst, handler, payload.size(), caps_.max_am_payload);
   const std::size_t bytes = sizeof(am_header) + payload.size();
   auto buf = std::make_unique<std::byte[]>(bytes);
-  if (!payload.empty()) std::memcpy(buf.get() + sizeof(am_header), payload.data(), payload.size());
+  oneside::detail::copy_bytes(buf.get() + sizeof(am_header), payload.data(), payload.size());
   const std::uint64_t ticket = send_numbered(dst, handler, kind_handler, std::move(buf), bytes);
   if (c != nullptr) c->entries().push_back({dst, make_ticket(kind_am, ticket)});
 }
@@ -1064,7 +1065,7 @@ void mpi_backend::put_by_message(rank_t dst, std::span<const moved_piece> pieces
       at += sizeof head;
     }
     for (const moved_piece& p : group) {
-      std::memcpy(at, p.local, p.len);
+      oneside::detail::copy_bytes(at, p.local, p.len);
       at += p.len;
     }
     ticket = send_numbered(dst, 0, kind_put, std::move(buf), bytes);
@@ -1106,7 +1107,7 @@ range mpi_backend::serve_put(std::span<const std::byte> payload) {
   for (std::uint64_t i = 0; i < count; ++i) {
     put_piece p;
     std::memcpy(&p, head + i * sizeof p, sizeof p);
-    std::memcpy(reinterpret_cast<void*>(p.addr), data, p.len);
+    oneside::detail::copy_bytes(reinterpret_cast<void*>(p.addr), data, p.len);
     data += p.len;
     if (i == 0) hint = attached_range(p.addr, p.len);
   }
@@ -1139,7 +1140,7 @@ void mpi_backend::serve_get(rank_t source, std::uint64_t ticket,
     const reply_piece rp{g.origin, g.len};
     std::memcpy(at, &rp, sizeof rp);
     at += sizeof rp;
-    std::memcpy(at, reinterpret_cast<const void*>(g.addr), g.len);
+    oneside::detail::copy_bytes(at, reinterpret_cast<const void*>(g.addr), g.len);
     at += g.len;
   }
   if (reach) std::memcpy(at, &hint, sizeof hint);
@@ -1154,7 +1155,7 @@ void mpi_backend::take_ack(rank_t source, std::span<const std::byte> msg) {
     reply_piece rp;
     std::memcpy(&rp, at, sizeof rp);
     at += sizeof rp;
-    std::memcpy(reinterpret_cast<void*>(rp.addr), at, rp.len);
+    oneside::detail::copy_bytes(reinterpret_cast<void*>(rp.addr), at, rp.len);
     at += rp.len;
   }
   if ((h.flags & ack_reach) != 0) {
@@ -1253,7 +1254,7 @@ void mpi_backend::handle(rank_t source, int tag, std::span<const std::byte> msg)
   auto buf = std::make_unique<std::byte[]>(bytes);
   const ack_header ack{h.ticket, cap.pieces, reach ? ack_reach : 0};
   std::memcpy(buf.get(), &ack, sizeof ack);
-  if (!cap.bytes.empty()) std::memcpy(buf.get() + sizeof ack, cap.bytes.data(), cap.bytes.size());
+  oneside::detail::copy_bytes(buf.get() + sizeof ack, cap.bytes.data(), cap.bytes.size());
   if (reach) std::memcpy(buf.get() + sizeof ack + cap.bytes.size(), &hint, sizeof hint);
   send(source, tag_ack, std::move(buf), bytes);
 }

@@ -18,6 +18,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <oneside/runtime/copy.hpp>
+
 #include "bootstrap/bootstrap.hpp"
 #include "error/check.hpp"
 #include "transport/am_registry.hpp"
@@ -500,9 +502,9 @@ void shm::transfer(rank_t target, std::span<const Iov> local, std::span<const re
   detail::match_streams(local, remote, [&](auto* l, std::uintptr_t r, std::size_t n) {
     if (void* p = direct(target, r, n)) {
       if constexpr (Write) {
-        std::memcpy(p, l, n);
+        oneside::detail::copy_bytes(p, l, n);
       } else {
-        std::memcpy(l, p, n);
+        oneside::detail::copy_bytes(l, p, n);
       }
     } else {
       b.add(l, r, n);
@@ -514,7 +516,7 @@ void shm::transfer(rank_t target, std::span<const Iov> local, std::span<const re
 void shm::put(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src, completion*) {
   if (dst >= 0 && dst < size_ && !src.empty() && !closed_.load(std::memory_order_relaxed)) {
     if (void* p = direct(dst, addr, src.size())) {  // the load/store fast path
-      std::memcpy(p, src.data(), src.size());
+      oneside::detail::copy_bytes(p, src.data(), src.size());
       return;
     }
   }
@@ -526,7 +528,7 @@ void shm::put(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src, c
 void shm::get(rank_t src, std::uintptr_t addr, std::span<std::byte> dst, completion*) {
   if (src >= 0 && src < size_ && !dst.empty() && !closed_.load(std::memory_order_relaxed)) {
     if (const void* p = direct(src, addr, dst.size())) {
-      std::memcpy(dst.data(), p, dst.size());
+      oneside::detail::copy_bytes(dst.data(), p, dst.size());
       return;
     }
   }
