@@ -231,6 +231,10 @@ def parse_args() -> argparse.Namespace:
                    "windows need another component than sm: select them with --families)")
     p.add_argument("--timeout", type=int, default=900,
                    help="seconds after which one run is killed (default: 900)")
+    p.add_argument("--oneside-env", action="append", default=[], metavar="ONESIDE_NAME=VALUE",
+                   help="a setting for oneside's ranks only (repeatable), e.g. "
+                   "ONESIDE_MPI_ATTACH=0 to measure the MPI transport's message path; the "
+                   "report names it")
     p.add_argument("--no-mpi", action="store_true",
                    help="run only the oneside suite (no MPI peers, no MPI ratios)")
     p.add_argument("--report-only", action="store_true",
@@ -256,6 +260,10 @@ def parse_args() -> argparse.Namespace:
                    help="run only these benchmark families (default: all of them; with "
                    f"--transport mpi: {' '.join(NETWORK_FAMILIES)})")
     a = p.parse_args()
+    for kv in a.oneside_env:
+        name, eq, _ = kv.partition("=")
+        if not eq or not name.startswith("ONESIDE_"):
+            p.error(f"--oneside-env {kv}: expected ONESIDE_NAME=VALUE")
     if a.ranks is None:
         a.ranks = [2] if a.transport == "mpi" else [2, 4]
     if a.families is None and a.transport == "mpi" and not a.filter:
@@ -360,7 +368,8 @@ def find_suites(a: argparse.Namespace, groups: dict) -> list[suite]:
         # Both under mpirun, which ends a job at --timeout as oneside-run does. oneside's ranks
         # bootstrap from MPI_COMM_WORLD; every peer goes through MPI.
         launcher = [mpirun, "--timeout", str(a.timeout)]
-        suites = [suite("oneside", [*launcher, "-x", "ONESIDE_TRANSPORT=mpi"],
+        settings = [x for kv in a.oneside_env for x in ("-x", kv)]
+        suites = [suite("oneside", [*launcher, "-x", "ONESIDE_TRANSPORT=mpi", *settings],
                         bindir / "oneside_micro_bench", network=True)]
         if not a.no_mpi:
             suites.append(suite("mpi", launcher, bindir / "oneside_mpi_peers", network=True))
@@ -427,6 +436,7 @@ class run_record:
     seconds: float
     osc: str = ""  # the MPI runs' one-sided component ("default": Open MPI's choice)
     transport: str = "shm"  # --transport of the invocation
+    env: str = ""  # oneside runs: the --oneside-env settings, space-separated
 
 
 def run_one(s: suite, ranks: int, rep: int, group: str, bench_filter: str | None,
@@ -441,6 +451,9 @@ def run_one(s: suite, ranks: int, rep: int, group: str, bench_filter: str | None
     osc = family_osc(a, group) if s.takes_osc else ""
     cmd = s.command(ranks, cores, extra, osc or "default")
     env = dict(os.environ)
+    if s.name == "oneside":
+        # oneside-run hands its environment to the ranks (under mpirun: the -x flags above).
+        env.update(kv.partition("=")[::2] for kv in a.oneside_env)
     if s.uses_mpirun and os.geteuid() == 0:
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -465,7 +478,8 @@ def run_one(s: suite, ranks: int, rep: int, group: str, bench_filter: str | None
         fail(f"{s.name} run at {ranks} ranks failed (exit status {rc}); log {log_path}:\n"
              f"{tail}")
     return run_record(s.name, ranks, rep, group, json_path, load_before, load_average(),
-                      seconds, osc, a.transport)
+                      seconds, osc, a.transport,
+                      " ".join(a.oneside_env) if s.name == "oneside" else "")
 
 
 # ---- results --------------------------------------------------------------------------
@@ -702,6 +716,10 @@ class report:
                  f"--benchmark_min_time={self.a.min_time}")
         self.out("- every figure is per operation, the slowest rank's (each batch of K "
                  "operations is timed on every rank and counts as the maximum)")
+        settings = sorted({r.env for r in self.records if r.suite == "oneside" and r.env})
+        if settings:
+            self.out("- oneside's ranks ran with " + "; ".join(f"`{e}`" for e in settings)
+                     + " (--oneside-env)")
         shmem = next((c for (sn, _), c in self.ctx.items() if sn == "oshmem"), None)
         if shmem is not None:
             self.out(f"- pgas family's peer: {shmem.get('shmem_library', 'OpenSHMEM')} "
@@ -1692,7 +1710,7 @@ def stored_records(out: Path) -> list[run_record]:
         return [run_record(r["suite"], r["ranks"], r["repetition"], r["group"],
                            out / "raw" / r["json"], nan_if_none(r["load_before"]),
                            nan_if_none(r["load_after"]), r["seconds"], r.get("osc", ""),
-                           r.get("transport", "shm"))
+                           r.get("transport", "shm"), r.get("env", ""))
                 for r in saved]
     except (OSError, ValueError, KeyError, TypeError):
         pass
@@ -1752,7 +1770,7 @@ def finish(records: list[run_record], a: argparse.Namespace, cores: int, out: Pa
         [{"suite": r.suite, "ranks": r.ranks, "repetition": r.repetition, "group": r.group,
           "json": r.json_path.name, "load_before": none_if_nan(r.load_before),
           "load_after": none_if_nan(r.load_after), "seconds": r.seconds, "osc": r.osc,
-          "transport": r.transport}
+          "transport": r.transport, "env": r.env}
          for r in records],
         indent=1) + "\n")
     results, contexts = collect(records)
