@@ -366,6 +366,13 @@ class mpi_backend final : public runtime_backend {
   // Answers a get by message: the acknowledgement carries the bytes, written straight into
   // the send buffer.
   void serve_get(rank_t source, std::uint64_t ticket, std::span<const std::byte> payload);
+  // Sends the acknowledgement of `ticket` to `source`: its header, `reply_bytes` of reply pieces
+  // that `write_replies(at)` writes in place (`pieces` of them), and `hint` when it is a range
+  // (the attached chunk the message's first piece fell in). The one writer of the layout
+  // take_ack reads.
+  template <class WriteReplies>
+  void send_ack(rank_t source, std::uint64_t ticket, std::uint32_t pieces, std::size_t reply_bytes,
+                range hint, WriteReplies&& write_replies);
   void take_ack(rank_t source, std::span<const std::byte> msg);
   // Waits until `target` acknowledged `ticket`. A handler (which runs inside poll()) waits by
   // receiving that target's acknowledgements only, which run no handler: handler order stays.
@@ -1125,25 +1132,32 @@ void mpi_backend::serve_get(rank_t source, std::uint64_t ticket,
     std::memcpy(&g, payload.data() + sizeof count + i * sizeof g, sizeof g);
     return g;
   };
-  std::size_t bytes = sizeof(ack_header);
-  for (std::uint64_t i = 0; i < count; ++i) bytes += sizeof(reply_piece) + piece_at(i).len;
+  std::size_t reply_bytes = 0;
+  for (std::uint64_t i = 0; i < count; ++i) reply_bytes += sizeof(reply_piece) + piece_at(i).len;
   const range hint = count > 0 ? attached_range(piece_at(0).addr, piece_at(0).len) : range{};
+  send_ack(source, ticket, static_cast<std::uint32_t>(count), reply_bytes, hint,
+           [&](std::byte* at) {
+             for (std::uint64_t i = 0; i < count; ++i) {
+               const get_piece g = piece_at(i);
+               const reply_piece rp{g.origin, g.len};
+               std::memcpy(at, &rp, sizeof rp);
+               at += sizeof rp;
+               oneside::detail::copy_bytes(at, reinterpret_cast<const void*>(g.addr), g.len);
+               at += g.len;
+             }
+           });
+}
+
+template <class WriteReplies>
+void mpi_backend::send_ack(rank_t source, std::uint64_t ticket, std::uint32_t pieces,
+                           std::size_t reply_bytes, range hint, WriteReplies&& write_replies) {
   const bool reach = hint.hi != 0;
-  if (reach) bytes += sizeof hint;
+  const std::size_t bytes = sizeof(ack_header) + reply_bytes + (reach ? sizeof hint : 0);
   auto buf = std::make_unique<std::byte[]>(bytes);
-  const ack_header ack{ticket, static_cast<std::uint32_t>(count), reach ? ack_reach : 0};
-  std::byte* at = buf.get();
-  std::memcpy(at, &ack, sizeof ack);
-  at += sizeof ack;
-  for (std::uint64_t i = 0; i < count; ++i) {
-    const get_piece g = piece_at(i);
-    const reply_piece rp{g.origin, g.len};
-    std::memcpy(at, &rp, sizeof rp);
-    at += sizeof rp;
-    oneside::detail::copy_bytes(at, reinterpret_cast<const void*>(g.addr), g.len);
-    at += g.len;
-  }
-  if (reach) std::memcpy(at, &hint, sizeof hint);
+  const ack_header ack{ticket, pieces, reach ? ack_reach : 0};
+  std::memcpy(buf.get(), &ack, sizeof ack);
+  write_replies(buf.get() + sizeof ack);
+  if (reach) std::memcpy(buf.get() + sizeof ack + reply_bytes, &hint, sizeof hint);
   send(source, tag_ack, std::move(buf), bytes);
 }
 
@@ -1249,14 +1263,9 @@ void mpi_backend::handle(rank_t source, int tag, std::span<const std::byte> msg)
     for (rank_t r : cap.messaged)
       await_ticket(r, peer_of(r).issued.load(std::memory_order_acquire), true);
   }
-  const bool reach = hint.hi != 0;
-  const std::size_t bytes = sizeof(ack_header) + cap.bytes.size() + (reach ? sizeof hint : 0);
-  auto buf = std::make_unique<std::byte[]>(bytes);
-  const ack_header ack{h.ticket, cap.pieces, reach ? ack_reach : 0};
-  std::memcpy(buf.get(), &ack, sizeof ack);
-  oneside::detail::copy_bytes(buf.get() + sizeof ack, cap.bytes.data(), cap.bytes.size());
-  if (reach) std::memcpy(buf.get() + sizeof ack + cap.bytes.size(), &hint, sizeof hint);
-  send(source, tag_ack, std::move(buf), bytes);
+  send_ack(source, h.ticket, cap.pieces, cap.bytes.size(), hint, [&](std::byte* at) {
+    oneside::detail::copy_bytes(at, cap.bytes.data(), cap.bytes.size());
+  });
 }
 
 bool mpi_backend::poll() noexcept {
