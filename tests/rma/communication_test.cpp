@@ -97,6 +97,71 @@ TEST_P(Communication, ContiguousPutAndGetReachEveryTarget) {
   settle(tw.win);
 }
 
+// Blocks of 2 KiB and more move with oneside's vector copy (runtime/copy.hpp), whatever the
+// relative alignment of origin and target; here every origin puts a 3000- and a 70000-byte
+// block at a displacement a few bytes off a 64-byte boundary (a different one per rank), from
+// an origin buffer shifted otherwise, and gets its right neighbour's blocks back into a
+// shifted buffer. Every byte is checked, and the gap bytes between the blocks stay untouched.
+TEST_P(Communication, LargeBlocksAtAnyAlignmentKeepEveryByte) {
+  covers("COM-1", "COM-9");
+  const auto p = static_cast<std::size_t>(size());
+  for (const std::size_t n : {std::size_t{3000}, std::size_t{70000}}) {
+    const std::size_t slot_bytes = n + 128;  // a slot per origin: 64 B of gap each side
+    test_window tw = make_window(kind(), world(), p * slot_bytes, 1);
+    auto* mine = tw.local_as<unsigned char>();
+    std::fill(mine, mine + p * slot_bytes, static_cast<unsigned char>(0xEE));
+    settle(tw.win);
+    const auto shift_of = [](std::size_t r) { return 64 + (r * 8 + 8) % 64; };  // 8, 16, ...
+    const auto value = [](std::size_t origin, std::size_t i) {
+      return static_cast<unsigned char>((origin * 37 + i * 131 + (i >> 9)) & 0xFF);
+    };
+    const auto me = static_cast<std::size_t>(rank());
+    std::vector<unsigned char> src(n + 64);
+    const std::size_t src_shift = (me * 24 + 3) % 64;
+    for (std::size_t i = 0; i < n; ++i) src[src_shift + i] = value(me, i);
+    const std::vector<rank_t> everyone = all_ranks(world());
+    in_epoch(tw.win, sync(), everyone, [&](rank_t t) {
+      tw.win.put(src.data() + src_shift, static_cast<count_t>(n), datatype::of<unsigned char>(), t,
+                 tw.disp(t, static_cast<disp_t>(me * slot_bytes + shift_of(me))),
+                 static_cast<count_t>(n), datatype::of<unsigned char>());
+    });
+    settle(tw.win);
+    std::size_t wrong = 0, gap_changed = 0;
+    for (std::size_t q = 0; q < p; ++q) {
+      const unsigned char* slot = mine + q * slot_bytes;
+      for (std::size_t i = 0; i < slot_bytes; ++i) {
+        const std::size_t at = shift_of(q);
+        if (i >= at && i < at + n) {
+          wrong += slot[i] == value(q, i - at) ? 0u : 1u;
+        } else {
+          gap_changed += slot[i] == 0xEE ? 0u : 1u;
+        }
+      }
+    }
+    EXPECT_EQ(wrong, 0u) << n << "-byte blocks: bytes not written by the puts";
+    EXPECT_EQ(gap_changed, 0u) << n << "-byte blocks: bytes outside the blocks changed";
+    // Gets: from every target, the block its right neighbour's origin wrote there, into a
+    // buffer shifted by yet another amount.
+    const auto slot = static_cast<std::size_t>(right());
+    const std::size_t dst_shift = (me * 40 + 5) % 64;
+    std::vector<unsigned char> got(p * (n + 64), 0x11);
+    in_epoch(tw.win, sync(), everyone, [&](rank_t t) {
+      tw.win.get(got.data() + static_cast<std::size_t>(t) * (n + 64) + dst_shift,
+                 static_cast<count_t>(n), datatype::of<unsigned char>(), t,
+                 tw.disp(t, static_cast<disp_t>(slot * slot_bytes + shift_of(slot))),
+                 static_cast<count_t>(n), datatype::of<unsigned char>());
+    });
+    wrong = 0;
+    for (std::size_t t = 0; t < p; ++t) {
+      for (std::size_t i = 0; i < n; ++i) {
+        wrong += got[t * (n + 64) + dst_shift + i] == value(slot, i) ? 0u : 1u;
+      }
+    }
+    EXPECT_EQ(wrong, 0u) << n << "-byte blocks: bytes the gets did not return";
+    settle(tw.win);
+  }
+}
+
 struct pair_record {
   int a;
   double b;
