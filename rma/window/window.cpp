@@ -128,9 +128,12 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
   w->rank = w->team.rank();
   w->size = w->team.size();
 
-  // This member's control block, followed by its memory for allocate windows.
+  // This member's control block, followed by its memory for allocate windows: a group the
+  // transport may serve faster (on MPI, a window of its own; transport::allocate_group).
   const bool memory_in_segment = fl == rma::flavor::allocate;
-  w->segment = tp.allocate_segment(w->ctl_size() + (memory_in_segment ? bytes : 0));
+  w->segment = memory_in_segment
+                   ? tp.allocate_group(w->team.group().world_ranks(), w->ctl_size() + bytes)
+                   : tp.allocate_segment(w->ctl_size());
   w->own_ctl = new (w->segment.base()) ctl_block{};
   for (int r = 0; r < 3 * w->size; ++r) {
     new (detail::pscw_posted(w->own_ctl) + r) std::atomic<std::uint64_t>{0};

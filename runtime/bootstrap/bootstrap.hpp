@@ -7,10 +7,18 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <oneside/runtime/types.hpp>
 
 namespace oneside::detail {
+
+// How a job that spans nodes groups its ranks for the on-node backend of the router.
+struct node_grouping {
+  bool alone = false;      // every rank is a node of its own (ONESIDE_TRANSPORT=mpi)
+  int ranks_per_node = 0;  // nodes of this many consecutive ranks within the real ones (0: the
+                           // real nodes; ONESIDE_MPI_RANKS_PER_NODE)
+};
 
 class bootstrap {
  public:
@@ -33,6 +41,15 @@ class bootstrap {
   virtual void barrier() = 0;
   // This rank is failing and leaves without the others: nothing collective may follow.
   virtual void abandon() noexcept {}
+  // Collective: a bootstrap over the ranks of this rank's node, grouped as `how` says, named
+  // job_id() + "n<lowest member>"; `members` receives their job ranks, ascending. Null from
+  // bootstraps whose job is one node (they are that bootstrap themselves).
+  virtual std::unique_ptr<bootstrap> split_node(const node_grouping& how,
+                                                std::vector<rank_t>& members) {
+    (void)how;
+    (void)members;
+    return nullptr;
+  }
 };
 
 // The bootstrap the environment asks for: the launcher's when ONESIDE_JOB_ID is set, MPI's

@@ -1,10 +1,12 @@
 // The bootstrap of a job started by an MPI launcher (mpirun, srun, mpiexec): ranks, node
 // membership and record exchange come from MPI_COMM_WORLD. MPI is initialized here with
 // MPI_THREAD_MULTIPLE unless the program did it first, and then finalized when the process
-// exits (MPI cannot be initialized twice, and a runtime may be opened again).
+// exits (MPI cannot be initialized twice, and a runtime may be opened again). Its node split
+// is the bootstrap of the router's on-node backend: the ranks of one node, over MPI.
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <mpi.h>
 
@@ -53,6 +55,38 @@ void check_mpi(int rc, const char* what) {
         std::string(what).append(" failed: ").append(text, static_cast<std::size_t>(len)));
 }
 
+// A bootstrap over the ranks of `comm` (one node), which it frees.
+class comm_bootstrap final : public bootstrap {
+ public:
+  comm_bootstrap(MPI_Comm comm, std::string job) : comm_(comm), job_(std::move(job)) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  ~comm_bootstrap() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized == 0) MPI_Comm_free(&comm_);
+  }
+  std::string_view kind() const noexcept override { return "mpi-node"; }
+  rank_t rank() const noexcept override { return rank_; }
+  int size() const noexcept override { return size_; }
+  rank_t local_rank() const noexcept override { return rank_; }
+  int local_size() const noexcept override { return size_; }
+  const std::string& job_id() const noexcept override { return job_; }
+  void allgather(const void* in, void* out, std::size_t bytes) override {
+    check_mpi(MPI_Allgather(in, static_cast<int>(bytes), MPI_BYTE, out, static_cast<int>(bytes),
+                            MPI_BYTE, comm_),
+              "MPI_Allgather");
+  }
+  void barrier() override { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+ private:
+  MPI_Comm comm_;
+  std::string job_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
 class mpi_bootstrap final : public bootstrap {
  public:
   mpi_bootstrap() {
@@ -95,6 +129,27 @@ class mpi_bootstrap final : public bootstrap {
   }
   void barrier() override { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
   void abandon() noexcept override { g_skip_finalize = true; }
+
+  std::unique_ptr<bootstrap> split_node(const node_grouping& how,
+                                        std::vector<rank_t>& members) override {
+    MPI_Comm node = MPI_COMM_NULL;
+    if (how.alone) {
+      check_mpi(MPI_Comm_split(comm_, rank_, 0, &node), "MPI_Comm_split");
+    } else if (how.ranks_per_node > 0) {
+      // Pretended nodes of consecutive ranks, within the real ones (memory must be shared).
+      check_mpi(MPI_Comm_split(node_, rank_ / how.ranks_per_node, rank_, &node), "MPI_Comm_split");
+    } else {
+      check_mpi(MPI_Comm_dup(node_, &node), "MPI_Comm_dup");
+    }
+    MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+    int n = 1;
+    MPI_Comm_size(node, &n);
+    members.resize(static_cast<std::size_t>(n));
+    check_mpi(MPI_Allgather(&rank_, 1, MPI_INT, members.data(), 1, MPI_INT, node), "MPI_Allgather");
+    // Objects of each node are named apart: nodes may share /dev/shm (namespaces of one
+    // machine, or pretended nodes).
+    return std::make_unique<comm_bootstrap>(node, job_ + "n" + std::to_string(members.front()));
+  }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -16,10 +16,7 @@
 #include "settings/settings.hpp"
 #include "task/arena_impl.hpp"
 #include "team/team_impl.hpp"
-#include "transport/shm/shm_transport.hpp"
-#if ONESIDE_HAVE_MPI
-#include "transport/mpi/mpi_transport.hpp"
-#endif
+#include "transport/transport_table.hpp"
 
 namespace oneside {
 namespace detail {
@@ -92,38 +89,15 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
   ONESIDE_CHECK(detail::current_context() == nullptr, error_class::arg, {.call = "runtime"},
                 "a oneside runtime is already open in this process");
   auto ctx = std::make_unique<detail::context>();
-  const std::string transport_name = detail::setting_string("ONESIDE_TRANSPORT");
   ctx->boot = detail::make_bootstrap();
-  // Which transport: MPI between nodes when an MPI launcher started the job, unless shm is
-  // asked for (every rank must then share one node); shm alone otherwise.
-  const bool under_mpi = ctx->boot->kind() == "mpi";
-  const bool use_mpi = under_mpi && transport_name != "shm";
-  ONESIDE_CHECK(transport_name != "mpi" || under_mpi, error_class::arg, {.call = "runtime"},
-                "ONESIDE_TRANSPORT=mpi needs a job started by an MPI launcher (mpirun, srun) and "
-                "a oneside built with ONESIDE_WITH_MPI");
-  ONESIDE_CHECK(
-      transport_name != "shm" || !under_mpi || ctx->boot->local_size() == ctx->boot->size(),
-      error_class::arg, {.call = "runtime"},
-      "ONESIDE_TRANSPORT=shm needs every rank on one node, but this job has " +
-          std::to_string(ctx->boot->local_size()) + " of its " + std::to_string(ctx->boot->size()) +
-          " ranks on this node");
   ctx->oversubscribed = decide_oversubscribed(*ctx->boot);
+  // Read (and check) every setting the open needs before anything is created, so a bad value
+  // fails fast.
+  const transport::transport_plan plan = transport::plan_transport(*ctx->boot, ctx->oversubscribed);
   detail::wait_params wait = read_wait_params(ctx->oversubscribed);
-  // Over MPI, waiting threads also drive MPI (incoming one-sided traffic and messages).
-  wait.poll_progress = wait.poll_progress || use_mpi;
-
-  transport::shm::options opts;
-  opts.am_slots = static_cast<std::size_t>(detail::setting_int("ONESIDE_AM_SLOTS"));
-  opts.am_slot_bytes = static_cast<std::size_t>(detail::setting_int("ONESIDE_AM_SLOT_BYTES"));
-  opts.agent_thread = detail::setting_string("ONESIDE_AGENT") == "thread";
-  opts.remap_user_memory = detail::setting_bool("ONESIDE_SHM_REMAP");
-  opts.load_store = detail::setting_bool("ONESIDE_SHM_LOAD_STORE");
-  opts.agent_spin_ns =
-      ctx->oversubscribed ? 0 : detail::setting_int("ONESIDE_AGENT_SPIN_US") * 1000;
-  [[maybe_unused]] const std::int64_t mpi_poll_ns =
-      detail::setting_int("ONESIDE_MPI_POLL_US") * 1000;
-  [[maybe_unused]] const bool mpi_attach = detail::setting_bool("ONESIDE_MPI_ATTACH");
-  // Read every setting the open needs before anything is created, so a bad value fails fast.
+  // Over a network backend, waiting threads also drive it (incoming one-sided traffic and
+  // messages).
+  wait.poll_progress = wait.poll_progress || plan.waits_progress();
   (void)detail::setting_int("ONESIDE_COLL_SLOT_BYTES");
   (void)detail::setting_int("ONESIDE_COLL_SLOTS");
   ctx->topology = this_rank_topology();
@@ -131,20 +105,7 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
 
   detail::set_wait_params(wait);
   if (detail::setting_bool("ONESIDE_WAIT_MEMBARRIER")) (void)detail::enable_asymmetric_fences();
-  if (use_mpi) {
-#if ONESIDE_HAVE_MPI
-    transport::mpi_options mo;
-    mo.node = opts;
-    mo.every_peer_remote = transport_name == "mpi";
-    mo.ranks_per_node = static_cast<int>(detail::setting_int("ONESIDE_MPI_RANKS_PER_NODE"));
-    mo.spin_ns = opts.agent_spin_ns;
-    mo.poll_max_ns = mpi_poll_ns;
-    mo.attach = mpi_attach;
-    ctx->transport = transport::make_mpi_transport(*ctx->boot, mo);
-#endif
-  } else {
-    ctx->transport = std::make_unique<transport::shm>(*ctx->boot, opts);
-  }
+  ctx->transport = transport::make_transport(*ctx->boot, plan);
   detail::context& c = *ctx;
   detail::install_context(std::move(ctx));
   try {

@@ -1,5 +1,6 @@
-// What the runtime needs of a transport beyond the interface the layers use: a collective
-// close and a local teardown for a failing rank.
+// What the runtime and the router need of a backend beyond the interface the layers use: a
+// collective close, a local teardown for a failing rank, and the test of one completion entry
+// (the router splits a completion between its two backends by target).
 #pragma once
 
 #include <oneside/runtime/transport.hpp>
@@ -14,6 +15,15 @@ class runtime_backend : public backend {
   // Local teardown for a rank that is failing: stops the threads and releases this rank's
   // memory without waiting for anyone. Later calls fail with error(not_open).
   virtual void abandon() noexcept = 0;
+  // Whether the operation an entry of a completion tracks (made by this backend) is complete;
+  // once true, the entry is dropped and never asked about again.
+  virtual bool is_complete(const completion::pending& p) = 0;
+
+ protected:
+  // test() and wait() for backends that track a completion entry by entry (is_complete):
+  // drop the entries that are complete; wait sleeps on local_doorbell() meanwhile.
+  bool test_entries(completion& c);
+  void wait_entries(completion& c);
 };
 
 }  // namespace oneside::transport

@@ -2,15 +2,20 @@
 // access to the open runtime's transport.
 #include <array>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <string>
 #include <utility>
 
 #include <oneside/runtime/transport.hpp>
+#include <oneside/runtime/wait.hpp>
 
 #include "context/context.hpp"
 #include "error/check.hpp"
 #include "transport/am_registry.hpp"
+#include "transport/runtime_backend.hpp"
 
 namespace oneside::transport {
 namespace {
@@ -78,11 +83,49 @@ am_handler find_am_handler(am_handler_id id) noexcept {
 void check_am_send(rank_t dst, am_handler_id handler, std::size_t bytes, std::size_t max_payload) {
   ONESIDE_CHECK(find_am_handler(handler) != nullptr, error_class::arg,
                 {.call = "am_send", .target = dst}, "unknown active-message handler");
+  check_am_payload(dst, bytes, max_payload);
+}
+
+void run_am_handler(backend& front, rank_t self, rank_t source, am_handler_id id,
+                    std::span<const std::byte> payload) noexcept {
+  const am_handler fn = find_am_handler(id);
+  if (fn == nullptr) {
+    std::fprintf(stderr,
+                 "oneside: rank %d: active message from rank %d names handler %08x, which this "
+                 "rank has not registered; aborting\n",
+                 self, source, id);
+    std::abort();
+  }
+  try {
+    fn(front, source, payload);
+  } catch (const std::exception& e) {
+    // Origins check arguments before sending, so a failing handler is a broken invariant.
+    std::fprintf(stderr, "oneside: rank %d: active message from rank %d failed: %s; aborting\n",
+                 self, source, e.what());
+    std::abort();
+  }
+}
+
+void check_am_payload(rank_t dst, std::size_t bytes, std::size_t max_payload) {
   ONESIDE_CHECK(
       bytes <= max_payload, error_class::arg, {.call = "am_send", .target = dst, .bytes = bytes},
       "payload larger than the largest active message (" + std::to_string(max_payload) + " bytes)");
 }
 }  // namespace detail
+
+bool runtime_backend::test_entries(completion& c) {
+  auto& entries = c.entries();
+  std::erase_if(entries, [&](const completion::pending& p) { return is_complete(p); });
+  if (!entries.empty()) return false;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  oneside::detail::cross_process_acquire();
+  return true;
+}
+
+void runtime_backend::wait_entries(completion& c) {
+  if (test_entries(c)) return;
+  oneside::detail::wait_until(local_doorbell(), [&] { return test_entries(c); });
+}
 
 segment::~segment() {
   if (owner() != nullptr && base() != nullptr) owner()->release(*this);

@@ -247,6 +247,17 @@ class backend {
 
   // Memory. allocate_segment is local (not collective); bytes may be 0.
   virtual segment allocate_segment(std::size_t bytes) = 0;
+  // Collective over `members` (job ranks, the same list in the same order on each, this rank
+  // among them): a segment like allocate_segment's, for memory those members reach in each
+  // other's segments of the same call (the memory of an rma window of flavour allocate). A
+  // transport may serve such a group faster than memory in general: the MPI backend gives it
+  // a window of its own (MPI_Win_create), which Open MPI's osc ucx reaches without reading a
+  // dynamic window's region table at every operation. Destroying the segments is collective
+  // over the members too (each destroys its own, in the order they were made).
+  virtual segment allocate_group(std::span<const rank_t> members, std::size_t bytes) {
+    (void)members;
+    return allocate_segment(bytes);
+  }
   virtual exposure expose(void* base, std::size_t bytes) = 0;
 
   // Data movement. `dst`/`src` may be this rank. Addresses need not be aligned.

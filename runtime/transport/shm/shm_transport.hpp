@@ -1,8 +1,18 @@
-// The shared-memory transport (default): ranks of one node reach each other's exposed
-// segments by load/store after mapping them lazily, reach memory the runtime did not
-// allocate with cross-memory attach (process_vm_readv/writev), and run atomics on such memory
-// at its owner, through the owner's agent thread. Completion is immediate for everything but
-// active messages, whose completion is the owner's "applied" ticket in our control block.
+// The shared-memory backend (the default transport, and the on-node half of the router):
+// ranks of one node reach each other's exposed segments by load/store after mapping them
+// lazily, reach memory the runtime did not allocate with cross-memory attach
+// (process_vm_readv/writev), and run atomics on such memory at its owner, through the owner's
+// agent thread. Completion is immediate for everything but active messages, whose completion
+// is the owner's "applied" ticket in our rank page.
+//
+// Ranks are the job's: the backend serves the ranks of its bootstrap, which are the job's own
+// or, under the router, those of one node (options::job_ranks says which job rank each is).
+//
+//   shm_transport.cpp  setup, teardown, rank checks
+//   memory.cpp         segments, exposures, the segment table and peers' views of it
+//   rma.cpp            put/get (+iovec) and atomics
+//   messages.cpp       active messages: the queue in each rank page, the agent, wake-ups
+//   completion.cpp     flush, test, wait
 #pragma once
 
 #include <atomic>
@@ -18,7 +28,7 @@
 #include <oneside/runtime/transport.hpp>
 
 #include "transport/runtime_backend.hpp"
-#include "transport/shm/ctl_block.hpp"
+#include "transport/shm/rank_page.hpp"
 #include "transport/shm/shm_object.hpp"
 
 namespace oneside::detail {
@@ -36,14 +46,17 @@ class shm final : public runtime_backend {
     bool remap_user_memory = true;       // expose() moves user pages into shared memory
     std::int64_t agent_spin_ns = 50000;  // polling after a message before the agent sleeps
     bool load_store = true;              // false: peers are remote (ONESIDE_SHM_LOAD_STORE=0)
-    // Inside another transport (the MPI transport's node peers): handlers of active messages
-    // get that transport and the sender's rank in it (world_ranks[rank of this transport]).
-    backend* outer = nullptr;
-    std::vector<rank_t> world_ranks;
+    // The job rank of each rank of the bootstrap (empty: the bootstrap's ranks are the job's),
+    // and the job's size (0: the bootstrap's).
+    std::vector<rank_t> job_ranks;
+    int job_size = 0;
+    // The transport the layers above use, which active-message handlers receive (null: this
+    // backend).
+    backend* front = nullptr;
   };
 
-  // Collective over the bootstrap's ranks: creates this rank's control block, maps every
-  // peer's, starts the agent.
+  // Collective over the bootstrap's ranks: creates this rank's page, maps every peer's,
+  // starts the agent.
   shm(oneside::detail::bootstrap& boot, const options& opts);
   ~shm() override;
 
@@ -78,6 +91,7 @@ class shm final : public runtime_backend {
   void flush_local_all() override;
   bool test(completion& c) override;
   void wait(completion& c) override;
+  bool is_complete(const completion::pending& p) override;
 
   void* direct(rank_t rank, std::uintptr_t addr, std::size_t len) noexcept override;
   pinned pin(rank_t rank, std::uintptr_t addr, std::size_t len) override;
@@ -93,7 +107,6 @@ class shm final : public runtime_backend {
 
   // For tests: CPU time the agent thread has used, in nanoseconds (-1 without an agent).
   std::int64_t agent_cpu_ns() const noexcept;
-  pid_t peer_pid(rank_t r) const noexcept { return peers_[static_cast<std::size_t>(r)].pid; }
 
  private:
   struct mapped_segment {
@@ -102,15 +115,14 @@ class shm final : public runtime_backend {
     std::size_t len;
     std::byte* local;
   };
-  const mapped_segment* find(rank_t r, std::uintptr_t addr, std::size_t len) noexcept;
   // An immutable view of a peer's segments; replaced (never changed) on refresh.
   struct snapshot {
     std::uint64_t version;
     std::vector<mapped_segment> segments;
   };
   struct peer {
-    shm_detail::ctl_view ctl;
-    oneside::detail::shm_object ctl_object;
+    shm_detail::page_view page;
+    oneside::detail::shm_object page_object;
     pid_t pid = 0;
     std::atomic<const snapshot*> current{nullptr};
     std::mutex refresh_mutex;  // guards maps, retired and the replacement of `current`
@@ -122,34 +134,49 @@ class shm final : public runtime_backend {
     std::atomic<std::uint64_t> issued{0};            // tickets of messages sent to this peer
   };
 
-  peer& peer_of(rank_t r) noexcept { return peers_[static_cast<std::size_t>(r)]; }
-  void check_rank(rank_t r, std::string_view call) const;
+  // The index of job rank `r` among this backend's ranks, or -1.
+  int index_of(rank_t r) const noexcept {
+    return r >= 0 && r < size_ ? index_of_[static_cast<std::size_t>(r)] : -1;
+  }
+  peer& peer_at(int i) noexcept { return peers_[static_cast<std::size_t>(i)]; }
+  // The index of `r`, after raising error(rank) for a rank outside the job or this node, and
+  // error(not_open) once closed.
+  int checked_index(rank_t r, std::string_view call) const;
   void check_open(std::string_view call) const;
+  const mapped_segment* find(int i, std::uintptr_t addr, std::size_t len) noexcept;
+  const snapshot* refresh(int i) noexcept;
+  void* direct_at(int i, std::uintptr_t addr, std::size_t len) noexcept;
+  void publish_table();
+  bool remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::size_t len,
+                                bool fenced);
+  void release_all() noexcept;
   // put/get/putv/getv: load/store where the peer's memory is mapped, else cross-memory attach.
   template <bool Write, class Iov>
   void transfer(rank_t target, std::span<const Iov> local, std::span<const remote_iov> remote,
                 std::string_view call);
-  const snapshot* refresh(rank_t r) noexcept;
-  void publish_table();
-  void enqueue(rank_t dst, am_handler_id handler, std::span<const std::byte> payload,
+  void enqueue(int i, am_handler_id handler, std::span<const std::byte> payload,
                std::uint64_t ticket);
   std::size_t drain() noexcept;
   bool has_message() const noexcept;
   void agent_main() noexcept;
   void apply_message(shm_detail::am_slot_header& s) noexcept;
-  bool is_applied(rank_t target, std::uint64_t ticket) const noexcept;
+  bool is_applied(int i, std::uint64_t ticket) const noexcept;
   void stop_agent() noexcept;
-  void release_all() noexcept;
 
   oneside::detail::bootstrap& boot_;
-  rank_t rank_;
-  int size_;
+  rank_t rank_;                    // in the job
+  int size_;                       // of the job
+  int me_;                         // this rank's index among the backend's ranks
+  int count_;                      // the backend's ranks
+  std::vector<int> index_of_;      // by job rank: the index, or -1 off this node
+  std::vector<rank_t> job_ranks_;  // by index: the job rank
   std::string job_;
   options opts_;
+  backend* front_;
   transport_caps caps_{};
   std::vector<rank_t> node_ranks_;
-  oneside::detail::shm_object own_ctl_object_;
-  shm_detail::ctl_view own_;
+  oneside::detail::shm_object own_page_object_;
+  shm_detail::page_view own_;
   std::unique_ptr<peer[]> peers_;
 
   // A shared-memory object of this rank that peers may map: memory allocated by
@@ -168,8 +195,6 @@ class shm final : public runtime_backend {
     std::uintptr_t pages_begin;  // the remapped pages, when remapped
     std::size_t pages_len;
   };
-  bool remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::size_t len,
-                                bool fenced);
 
   std::mutex segments_mutex_;  // guards segments_, exposures_ and the published table
   std::map<std::uint64_t, published_segment> segments_;

@@ -1,4 +1,4 @@
-// The control block of one rank in the shm transport: a shared-memory object
+// The page one rank shares with its node peers in the shm transport: a shared-memory object
 // "/oneside.<job>.r<rank>.ctl" that every peer maps when the runtime opens (and whose name
 // is removed right after, so it cannot leak). It holds what peers need to reach this rank
 // without its help:
@@ -21,7 +21,7 @@
 
 namespace oneside::transport::shm_detail {
 
-inline constexpr std::uint64_t ctl_magic = 0x4c544345'44495345ULL;  // "ESIDECTL"
+inline constexpr std::uint64_t page_magic = 0x4c544345'44495345ULL;  // "ESIDECTL"
 inline constexpr std::size_t max_segments = 1024;
 inline constexpr std::size_t am_header_bytes = 64;
 
@@ -45,7 +45,7 @@ struct am_slot_header {
 };
 static_assert(sizeof(am_slot_header) <= am_header_bytes);
 
-struct ctl_header {
+struct page_header {
   std::uint64_t magic;
   std::int32_t rank;
   std::int32_t pid;
@@ -64,14 +64,14 @@ struct ctl_header {
 };
 
 // Byte layout of the whole object: header, applied[nranks], then the ring slots.
-struct ctl_layout {
+struct page_layout {
   std::size_t applied_offset;
   std::size_t slots_offset;
   std::size_t total;
 
-  static ctl_layout of(int nranks, std::size_t slots, std::size_t slot_bytes) noexcept {
-    ctl_layout l{};
-    l.applied_offset = (sizeof(ctl_header) + 63) & ~std::size_t{63};
+  static page_layout of(int nranks, std::size_t slots, std::size_t slot_bytes) noexcept {
+    page_layout l{};
+    l.applied_offset = (sizeof(page_header) + 63) & ~std::size_t{63};
     l.slots_offset = l.applied_offset + static_cast<std::size_t>(nranks) * sizeof(padded_u64);
     l.slots_offset = (l.slots_offset + 4095) & ~std::size_t{4095};
     l.total = l.slots_offset + slots * slot_bytes;
@@ -79,9 +79,9 @@ struct ctl_layout {
   }
 };
 
-// A mapped control block (ours or a peer's).
-struct ctl_view {
-  ctl_header* header = nullptr;
+// A mapped rank page (ours or a peer's).
+struct page_view {
+  page_header* header = nullptr;
   padded_u64* applied = nullptr;
   std::byte* slots = nullptr;
 

@@ -1,0 +1,284 @@
+// The shm backend's memory: segments (shared-memory objects of this rank), exposures of user
+// memory (moved into shared memory in place where they can be), the segment table in this
+// rank's page, and each peer's view of it (mapped lazily, replaced when its version changes).
+#include <algorithm>
+#include <fcntl.h>
+#include <string>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <oneside/runtime/wait.hpp>
+
+#include "error/check.hpp"
+#include "transport/shm/page_move.hpp"
+#include "transport/shm/shm_transport.hpp"
+
+namespace oneside::transport {
+
+using oneside::detail::shm_name;
+using oneside::detail::shm_object;
+using namespace shm_detail;
+
+namespace {
+
+std::string segment_name(int index, std::uint64_t id) {
+  std::string n = "r";
+  n.append(std::to_string(index)).append(".s").append(std::to_string(id));
+  return n;
+}
+
+std::uint64_t load_relaxed(const std::uint64_t& v) noexcept {
+  return std::atomic_ref<const std::uint64_t>(v).load(std::memory_order_relaxed);
+}
+void store_relaxed(std::uint64_t& v, std::uint64_t x) noexcept {
+  std::atomic_ref<std::uint64_t>(v).store(x, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+segment shm::allocate_segment(std::size_t bytes) {
+  check_open("allocate_segment");
+  if (bytes == 0) return segment(this, nullptr, 0, 0);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  const std::size_t rounded =
+      (bytes + static_cast<std::size_t>(page) - 1) & ~(static_cast<std::size_t>(page) - 1);
+  std::lock_guard lock(segments_mutex_);
+  ONESIDE_CHECK(segments_.size() < max_segments, error_class::intern, {.call = "allocate_segment"},
+                "this rank has " + std::to_string(max_segments) + " segments already");
+  const std::uint64_t id = next_segment_id_++;
+  shm_object obj(shm_name(job_, segment_name(me_, id)), rounded, shm_object::mode::create);
+  if (count_ == 1) obj.unlink();  // nobody else will map it: leave nothing behind even on a crash
+  void* base = obj.data();
+  const auto address = reinterpret_cast<std::uintptr_t>(base);
+  segments_.emplace(id, published_segment{std::move(obj), address, rounded});
+  publish_table();
+  return segment(this, base, bytes, id);
+}
+
+// Moves the pages [begin, begin + len) into a new shared-memory object in place (page_move.hpp):
+// every pointer into them stays valid and node peers map the object and load/store directly.
+// Caller holds segments_mutex_.
+bool shm::remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::size_t len,
+                                   bool fenced) {
+  const std::string name = shm_name(job_, segment_name(me_, id));
+  shm_object obj;
+  try {
+    obj = shm_object(name, len, shm_object::mode::create);
+  } catch (const error&) {
+    return false;
+  }
+  const int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
+  const bool moved = fd >= 0 && move_to_shared(fd, begin, len, fenced);
+  if (fd >= 0) ::close(fd);
+  if (!moved) {
+    obj.unlink();
+    return false;
+  }
+  // The object keeps its own second mapping (address space only: the pages are the same).
+  segments_.emplace(id, published_segment{std::move(obj), begin, len});
+  return true;
+}
+
+exposure shm::expose(void* base, std::size_t bytes) {
+  check_open("expose");
+  std::lock_guard lock(segments_mutex_);
+  const std::uint64_t id = next_segment_id_++;
+  const auto address = reinterpret_cast<std::uintptr_t>(base);
+  exposed_range e{address, bytes, false, false, 0, 0};
+  // In a job of several ranks, move anonymous private memory into shared memory so node peers
+  // reach it by load/store instead of cross-memory attach and the owner's agent. Every page the
+  // range touches when stores can be held off while the pages move (page_move.hpp), so no
+  // store of another thread, beside the range or in it, is lost; otherwise only the pages that
+  // lie wholly inside the range (a page shared with other data is never touched then). Pages
+  // already shared (a segment, or another exposure sharing an edge page) are left as they are.
+  if (opts_.remap_user_memory && opts_.load_store && count_ > 1 && bytes > 0) {
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const bool fenced = can_fence_writes();
+    std::uintptr_t begin = fenced ? address & ~(page - 1) : (address + page - 1) & ~(page - 1);
+    std::uintptr_t end =
+        fenced ? (address + bytes + page - 1) & ~(page - 1) : (address + bytes) & ~(page - 1);
+    const auto held = [&](std::uintptr_t lo, std::uintptr_t hi) {
+      for (const auto& [sid, seg] : segments_) {
+        if (lo < seg.base + seg.len && seg.base < hi) return true;
+      }
+      return false;
+    };
+    // An edge page on this thread's own stack stays put: this thread keeps writing there
+    // (its calls' frames), and a fenced store of the mover itself would wait for ever.
+    const stack_range own = this_thread_stack();
+    const auto on_own_stack = [&](std::uintptr_t lo) { return lo < own.hi && own.lo < lo + page; };
+    if (begin < end && (held(begin, begin + page) || (begin < address && on_own_stack(begin)))) {
+      begin += page;
+    }
+    if (begin < end &&
+        (held(end - page, end) || (end > address + bytes && on_own_stack(end - page)))) {
+      end -= page;
+    }
+    if (begin < end && !held(begin, end) && segments_.size() < max_segments &&
+        anonymous_private(begin, end) && remap_into_shared_memory(id, begin, end - begin, fenced)) {
+      e.remapped = true;
+      e.fenced = fenced;
+      e.pages_begin = begin;
+      e.pages_len = end - begin;
+      publish_table();
+    }
+  }
+  exposures_.emplace(id, e);
+  return exposure(this, base, bytes, id);
+}
+
+void shm::release(segment& s) noexcept {
+  if (closed_.load(std::memory_order_acquire)) return;  // released with everything at close
+  std::lock_guard lock(segments_mutex_);
+  auto it = segments_.find(s.id());
+  if (it == segments_.end()) return;
+  it->second.object.unlink();
+  // Withdraw before unmapping: peers see the new table version and drop their mapping.
+  shm_object obj = std::move(it->second.object);
+  segments_.erase(it);
+  publish_table();
+}
+
+void shm::release(exposure& e) noexcept {
+  if (closed_.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(segments_mutex_);
+  auto it = exposures_.find(e.id());
+  if (it == exposures_.end()) return;
+  if (it->second.remapped) {
+    // Withdraw the segment first (peers drop it), then give the program private pages back.
+    auto seg = segments_.find(e.id());
+    if (seg != segments_.end()) {
+      seg->second.object.unlink();
+      segments_.erase(seg);
+      publish_table();
+    }
+    move_to_private(it->second.pages_begin, it->second.pages_len, it->second.fenced);
+  }
+  exposures_.erase(it);
+}
+
+void shm::release_all() noexcept {
+  std::lock_guard lock(segments_mutex_);
+  for (auto& [id, e] : exposures_) {
+    if (e.remapped) move_to_private(e.pages_begin, e.pages_len, e.fenced);
+  }
+  for (auto& [id, seg] : segments_) seg.object.unlink();
+  segments_.clear();
+  exposures_.clear();
+  for (int i = 0; i < count_; ++i) {
+    peer& p = peer_at(i);
+    std::lock_guard g(p.refresh_mutex);
+    p.maps.clear();
+  }
+}
+
+// Writes the segment table under its sequence lock. Caller holds segments_mutex_.
+void shm::publish_table() {
+  page_header& h = *own_.header;
+  const std::uint64_t v = h.table_version.load(std::memory_order_relaxed);
+  h.table_version.store(v + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  std::size_t i = 0;
+  for (const auto& [id, seg] : segments_) {
+    store_relaxed(h.table[i].id, id);
+    store_relaxed(h.table[i].base, seg.base);
+    store_relaxed(h.table[i].len, seg.len);
+    ++i;
+  }
+  h.table_count.store(i, std::memory_order_relaxed);
+  h.table_version.store(v + 2, std::memory_order_release);
+}
+
+const shm::snapshot* shm::refresh(int index) noexcept {
+  peer& p = peer_at(index);
+  std::lock_guard lock(p.refresh_mutex);
+  page_header& h = *p.page.header;
+  std::vector<segment_entry> entries;
+  std::uint64_t version = 0;
+  for (;;) {
+    // The owner is changing its table (briefly, unless it was descheduled meanwhile).
+    oneside::detail::wait_until(own_.header->main_bell, [&] {
+      version = h.table_version.load(std::memory_order_acquire);
+      return (version & 1U) == 0;
+    });
+    const std::uint64_t n =
+        std::min<std::uint64_t>(h.table_count.load(std::memory_order_relaxed), max_segments);
+    entries.resize(n);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      entries[i] = segment_entry{load_relaxed(h.table[i].id), load_relaxed(h.table[i].base),
+                                 load_relaxed(h.table[i].len)};
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (h.table_version.load(std::memory_order_relaxed) == version) break;
+  }
+  const snapshot* old = p.current.load(std::memory_order_relaxed);
+  if (old != nullptr && old->version == version) return old;
+
+  auto next = std::make_unique<snapshot>();
+  next->version = version;
+  std::map<std::uint64_t, std::shared_ptr<shm_object>> kept;
+  for (const segment_entry& e : entries) {
+    auto it = p.maps.find(e.id);
+    if (it == p.maps.end()) {
+      try {
+        auto obj = std::make_shared<shm_object>(shm_name(job_, segment_name(index, e.id)), e.len,
+                                                shm_object::mode::open);
+        it = p.maps.emplace(e.id, std::move(obj)).first;
+      } catch (const error&) {
+        continue;  // withdrawn since we read the table
+      }
+    }
+    next->segments.push_back(mapped_segment{e.id, static_cast<std::uintptr_t>(e.base),
+                                            static_cast<std::size_t>(e.len),
+                                            static_cast<std::byte*>(it->second->data())});
+    kept.emplace(e.id, std::move(it->second));
+  }
+  // Mappings of withdrawn segments are dropped here (unless pinned).
+  p.maps = std::move(kept);
+  std::sort(next->segments.begin(), next->segments.end(),
+            [](const mapped_segment& a, const mapped_segment& b) { return a.base < b.base; });
+  const snapshot* published = next.get();
+  p.current.store(next.release(), std::memory_order_release);
+  if (old != nullptr) p.retired.emplace_back(const_cast<snapshot*>(old));
+  return published;
+}
+
+const shm::mapped_segment* shm::find(int index, std::uintptr_t addr, std::size_t len) noexcept {
+  peer& p = peer_at(index);
+  const snapshot* s = p.current.load(std::memory_order_acquire);
+  // A changed table means segments came or went (an address may even have been reused).
+  if (s == nullptr || s->version != p.page.header->table_version.load(std::memory_order_acquire)) {
+    s = refresh(index);
+  }
+  for (const mapped_segment& m : s->segments) {
+    if (addr >= m.base && addr - m.base <= m.len && len <= m.len - (addr - m.base)) return &m;
+  }
+  return nullptr;
+}
+
+void* shm::direct_at(int index, std::uintptr_t addr, std::size_t len) noexcept {
+  if (index == me_) return reinterpret_cast<void*>(addr);
+  if (!opts_.load_store) return nullptr;
+  const mapped_segment* m = find(index, addr, len);
+  return m != nullptr ? m->local + (addr - m->base) : nullptr;
+}
+
+void* shm::direct(rank_t r, std::uintptr_t addr, std::size_t len) noexcept {
+  const int i = index_of(r);
+  return i < 0 ? nullptr : direct_at(i, addr, len);
+}
+
+pinned shm::pin(rank_t r, std::uintptr_t addr, std::size_t len) {
+  const int i = checked_index(r, "pin");
+  if (i == me_) return pinned(reinterpret_cast<void*>(addr), len, nullptr);
+  if (!opts_.load_store) return {};
+  const mapped_segment* m = find(i, addr, len);
+  if (m == nullptr) return {};
+  peer& p = peer_at(i);
+  std::lock_guard lock(p.refresh_mutex);
+  auto it = p.maps.find(m->id);
+  if (it == p.maps.end()) return {};
+  return pinned(m->local + (addr - m->base), len, it->second);
+}
+
+}  // namespace oneside::transport
