@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""The README's conformance table: every SYN-*, MEM-* and ERR-* rule of the checklist
-(../shared/spec/checklist.md, or the copy named by --checklist) with the tests that cite it
-through covers("ID", ...), or the reason no test can.
+"""The conformance table of docs/conformance.md: every SYN-*, MEM-* and ERR-* rule of the
+checklist (../shared/spec/checklist.md, or the copy named by --checklist) with the tests that
+cite it through covers("ID", ...), or the reason no test can.
 
-  scripts/conformance_table.py            rewrite the table in README.md
-  scripts/conformance_table.py --check    exit 1 when README.md is not current (a ctest entry)
+  scripts/conformance_table.py            rewrite the table in docs/conformance.md
+  scripts/conformance_table.py --check    exit 1 when the table is not current (a ctest entry)
 
 A rule that no test cites and that has no reason in UNTESTABLE below fails --check: write a
 test, or say here why there cannot be one.
@@ -86,14 +86,15 @@ def table(rules: list[tuple[str, str]], cited: dict[str, list[str]]) -> tuple[st
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--check", action="store_true", help="only check that README.md is current")
+    p.add_argument("--check", action="store_true", help="only check that the table is current")
     p.add_argument("--checklist", default=str(TOP.parent / "shared/spec/checklist.md"))
-    p.add_argument("--readme", default=str(TOP / "README.md"))
+    p.add_argument("--doc", default=str(TOP / "docs/conformance.md"),
+                   help="the page that holds the table (default: docs/conformance.md)")
     a = p.parse_args()
-    readme = pathlib.Path(a.readme)
-    text = readme.read_text()
+    doc = pathlib.Path(a.doc)
+    text = doc.read_text()
     if BEGIN not in text or END not in text:
-        print(f"conformance_table: {readme} lacks the markers {BEGIN!r} … {END!r}",
+        print(f"conformance_table: {doc} lacks the markers {BEGIN!r} … {END!r}",
               file=sys.stderr)
         return 1
     start = text.index(BEGIN) + len(BEGIN)
@@ -119,12 +120,13 @@ def main() -> int:
               " and UNTESTABLE gives no reason", file=sys.stderr)
     if a.check:
         if current != body:
-            print("conformance_table: README.md's table is out of date; run "
+            print(f"conformance_table: the table in {doc} is out of date; run "
                   "scripts/conformance_table.py", file=sys.stderr)
             return 1
         return 1 if missing else 0
-    readme.write_text(text[:start] + "\n" + body + "\n" + text[stop:])
-    print(f"README.md: conformance table of {body.count(chr(10)) - 1} rules")
+    doc.write_text(text[:start] + "\n" + body + "\n" + text[stop:])
+    print(f"{doc.relative_to(TOP) if doc.is_relative_to(TOP) else doc}: conformance table of "
+          f"{body.count(chr(10)) - 1} rules")
     return 1 if missing else 0
 
 

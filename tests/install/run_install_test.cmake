@@ -1,4 +1,6 @@
-# Driver of install.find_package (see CMakeLists.txt): install, configure, build, run.
+# Driver of install.find_package (see CMakeLists.txt): install, configure, build, run; then
+# run the installed apps under the installed launcher (APP_DIR: where they are installed,
+# relative to the prefix; empty when the build has no apps).
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -23,3 +25,23 @@ if(NOT last_output MATCHES "consumer: 2 ranks, sum 3")
   message(FATAL_ERROR "unexpected output of the installed consumer:\n${last_output}")
 endif()
 message(STATUS "installed oneside works from a separate project:\n${last_output}")
+
+if(APP_DIR)
+  # The README's demo from the installed copy, smaller, and the pgas examples: each verifies
+  # its own results. They must find the installed libraries (their RPATH), not the build's.
+  foreach(app stencil shmem_style upcxx_style ring)
+    if(NOT EXISTS ${PREFIX}/${APP_DIR}/${app})
+      message(FATAL_ERROR "the install lacks ${APP_DIR}/${app}")
+    endif()
+  endforeach()
+  foreach(app "stencil --n 200 --iterations 5 --variant pscw" shmem_style upcxx_style)
+    separate_arguments(args UNIX_COMMAND "${app}")
+    list(POP_FRONT args name)
+    run(${PREFIX}/bin/oneside-run -n 2 --timeout 60 ${PREFIX}/${APP_DIR}/${name} ${args})
+    if(NOT last_output MATCHES "Solution validates")
+      message(FATAL_ERROR "the installed ${name} did not validate:\n${last_output}")
+    endif()
+  endforeach()
+  run(${PREFIX}/bin/oneside-run -n 2 --timeout 60 ${PREFIX}/${APP_DIR}/ring 10)
+  message(STATUS "the installed apps run from ${PREFIX}/${APP_DIR}")
+endif()

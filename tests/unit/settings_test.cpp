@@ -1,6 +1,6 @@
 // The settings registry: the README's table lists exactly the registry's settings with their
-// defaults (STYLE.md R9), values are parsed strictly, and the README's test command is the one
-// CI runs.
+// defaults (STYLE.md R9), values are parsed strictly, the README's test command is the one
+// CI runs and its demo command builds only what the demo needs.
 #include "settings/settings.hpp"
 
 #include <cstdlib>
@@ -75,6 +75,11 @@ TEST(Settings, ReadmeTestCommandIsWhatCiRuns) {
       << ".ci/run does not run the README's test command: " << commands[1];
   EXPECT_NE(commands[0].find("oneside-run -n 4"), std::string::npos)
       << "the demo command runs 4 ranks";
+  // The demo builds only what it runs, not the tests and benches.
+  EXPECT_NE(commands[0].find("cmake --build --preset demo "), std::string::npos) << commands[0];
+  const std::string presets = read_file(std::string(ONESIDE_SOURCE_DIR) + "/CMakePresets.json");
+  EXPECT_NE(presets.find(R"("targets": ["oneside-run", "stencil"])"), std::string::npos)
+      << "CMakePresets.json's demo build preset names the launcher and the stencil only";
   EXPECT_LT(readme.find("```sh"), 400U) << "the two commands are in the README's first lines";
 }
 

@@ -9,7 +9,8 @@ namespace oneside {
 
 class runtime {
  public:
-  // Collective open. Throws error(not_open) if a runtime is already open in this process,
+  // Collective open. Throws error(arg) if a runtime is already open in this process (that one
+  // stays open) or an ONESIDE_* setting is malformed or unusable (the message names it), and
   // error(intern) if the job cannot be joined (e.g. the launcher's job is gone).
   runtime();
   runtime(int argc, char** argv);
