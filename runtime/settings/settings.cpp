@@ -56,6 +56,12 @@ constexpr std::array registry{
                "every peer remote, as if on another node: data moves with cross-memory attach, "
                "atomics and accumulates run at the owner's agent, collectives push their data, "
                "and local_team() is each rank alone (tests the network-shaped paths on one node)."},
+  setting_info{"ONESIDE_SHM_INLINE_BYTES", size, "1K",
+               "Puts and gets of at most this many bytes to memory of the shm transport that a rank "
+               "does not load and store (ONESIDE_SHM_LOAD_STORE=0, or user memory that could not "
+               "move into shared memory) travel in a message its owner's agent applies instead of "
+               "a cross-memory attach (gets: at most 256 bytes). 0: never. Off when ranks "
+               "outnumber cores or ONESIDE_AGENT=poll (the owner's agent may not run soon)."},
   setting_info{"ONESIDE_AM_SLOTS", integer, "256",
                "Slots in each rank's active-message queue."},
   setting_info{"ONESIDE_AM_SLOT_BYTES", size, "4K",

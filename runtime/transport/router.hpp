@@ -82,6 +82,10 @@ class router final : public runtime_backend {
   pinned pin(rank_t r, std::uintptr_t addr, std::size_t len) override {
     return pick(r).pin(r, addr, len);
   }
+  reach_table& reach() noexcept override { return node_->reach(); }
+  bool exposes(rank_t r, std::uintptr_t addr, std::size_t len) override {
+    return pick(r).exposes(r, addr, len);
+  }
   // Payloads are held to the smaller limit of the two backends (caps()).
   void am_send(rank_t dst, am_handler_id handler, std::span<const std::byte> payload,
                completion* c) override;

@@ -38,6 +38,9 @@ transport_plan plan_transport(const oneside::detail::bootstrap& boot, bool overs
   p.node.remap_user_memory = setting_bool("ONESIDE_SHM_REMAP");
   p.node.load_store = setting_bool("ONESIDE_SHM_LOAD_STORE");
   p.node.agent_spin_ns = oversubscribed ? 0 : setting_int("ONESIDE_AGENT_SPIN_US") * 1000;
+  // Inline transfers wait for the owner's agent: only while it runs soon.
+  const auto inline_bytes = static_cast<std::size_t>(setting_int("ONESIDE_SHM_INLINE_BYTES"));
+  p.node.inline_bytes = oversubscribed || !p.node.agent_thread ? 0 : inline_bytes;
   p.network = under_mpi && choice != "shm";
   p.every_peer_remote = choice == "mpi";
   p.ranks_per_node = static_cast<int>(setting_int("ONESIDE_MPI_RANKS_PER_NODE"));

@@ -12,6 +12,7 @@
 // locally complete (an amo's result is in place), get returns with the data.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -213,6 +214,77 @@ class pinned {
   std::shared_ptr<const void> keep_;
 };
 
+// The transport's one table of exposed memory, as this process sees it: for each rank of
+// this node, the ranges it exposed (segments, and exposures of user memory) and, where this
+// process loads and stores them, their mapping here. Read inline, without a virtual call or a
+// lock: one immutable snapshot per rank, current while its version equals the owner's (one
+// load); the transport replaces a stale one (old ones live until the transport goes, as a
+// reader may hold one). Ranks off this node have no entries: backend::exposes() answers for
+// them. Callers may cache what find() returns only as long as the snapshot is current; pin()
+// gives a handle that keeps a mapping alive.
+class reach_table {
+ public:
+  struct entry {
+    std::uintptr_t base;  // in the owner's address space
+    std::size_t len;
+    std::byte* local;  // the mapping here, or null (reached by messages or cross-memory attach)
+    std::uint64_t id;  // the owner's name for it
+  };
+  struct snapshot {
+    std::uint64_t version;
+    std::vector<entry> entries;  // sorted by base
+  };
+
+  reach_table() = default;
+  reach_table(const reach_table&) = delete;
+  reach_table& operator=(const reach_table&) = delete;
+
+  // The entry holding all of [addr, addr + len) of rank `r` (a mapped one when there are
+  // two), or null when `r` exposed no such range or is not on this node.
+  const entry* find(rank_t r, std::uintptr_t addr, std::size_t len) noexcept {
+    if (r < 0 || r >= ranks_) return nullptr;
+    rank_view& s = slots_[static_cast<std::size_t>(r)];
+    if (s.version == nullptr) return nullptr;
+    const snapshot* v = s.current.load(std::memory_order_acquire);
+    if (v == nullptr || v->version != s.version->load(std::memory_order_acquire)) {
+      v = refresh(r);
+    }
+    const entry* exposed = nullptr;
+    for (const entry& e : v->entries) {
+      if (e.base > addr) break;
+      if (addr - e.base <= e.len && len <= e.len - (addr - e.base)) {
+        if (e.local != nullptr) return &e;
+        exposed = &e;
+      }
+    }
+    return exposed;
+  }
+  // A pointer through which this process loads and stores [addr, addr + len) of `r`, or null.
+  void* local(rank_t r, std::uintptr_t addr, std::size_t len) noexcept {
+    const entry* e = find(r, addr, len);
+    return e != nullptr && e->local != nullptr ? e->local + (addr - e->base) : nullptr;
+  }
+
+ protected:
+  ~reach_table() = default;
+  struct rank_view {
+    std::atomic<const snapshot*> current{nullptr};
+    const std::atomic<std::uint64_t>* version = nullptr;  // the owner's; null: not on this node
+  };
+  // Sets up a slot per job rank (none on the node until given a version word).
+  void init_slots(int ranks) {
+    ranks_ = ranks;
+    slots_ = std::make_unique<rank_view[]>(static_cast<std::size_t>(ranks));
+  }
+  rank_view& view_of(rank_t r) noexcept { return slots_[static_cast<std::size_t>(r)]; }
+  // Reads rank r's table afresh and publishes its snapshot (the owning backend).
+  virtual const snapshot* refresh(rank_t r) noexcept = 0;
+
+ private:
+  int ranks_ = 0;
+  std::unique_ptr<rank_view[]> slots_;
+};
+
 // ---- active messages ------------------------------------------------------------------
 
 using am_handler_id = std::uint32_t;
@@ -293,6 +365,13 @@ class backend {
   virtual void* direct(rank_t rank, std::uintptr_t addr, std::size_t len) noexcept = 0;
   // Like direct(), but the mapping outlives a withdrawal by the owner (see pinned).
   virtual pinned pin(rank_t rank, std::uintptr_t addr, std::size_t len) = 0;
+  // The table of exposed memory of this node's ranks (inline lookups; see reach_table).
+  virtual reach_table& reach() noexcept = 0;
+  // Whether [addr, addr + len) of `rank` lies in memory that rank exposed (a segment, or an
+  // exposure of user memory): what the layers above check before an access, so that a bad
+  // address is an error at the origin, not a fault at the target. Inline for this node's
+  // ranks; for others the transport may ask the owner (once per miss).
+  virtual bool exposes(rank_t rank, std::uintptr_t addr, std::size_t len) = 0;
 
   // Sends a short active message (payload up to caps().max_am_payload bytes, copied before
   // the call returns). Throws error(arg) for an unknown handler or an oversized payload.

@@ -1,6 +1,7 @@
 // The MPI backend's memory: segments carved out of chunks of the node backend's memory, each
 // chunk attached once to the job's dynamic window (when the engine lets it), exposures of
 // user memory (served by messages), and which ranges of each peer are known to be attached.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -179,6 +180,56 @@ bool mpi::all_reachable(rank_t r, std::span<const remote_iov> remote) {
   return std::all_of(remote.begin(), remote.end(), [&](const remote_iov& x) {
     return x.len == 0 || p.reachable.find(x.addr, x.len).hi != 0;
   });
+}
+
+std::vector<range> mpi::exposed_ranges() {
+  std::vector<range> out;
+  const std::lock_guard lock(memory_mutex_);
+  for (const auto& [id, c] : carved_) out.push_back({c.base, c.base + c.len});
+  for (const auto& [id, g] : groups_) {
+    out.push_back({g->memory.address(), g->memory.address() + g->memory.size()});
+  }
+  for (const auto& [id, e] : exposures_) {
+    const auto lo = reinterpret_cast<std::uintptr_t>(e.base());
+    if (e.size() > 0) out.push_back({lo, lo + e.size()});
+  }
+  std::sort(out.begin(), out.end(), [](const range& a, const range& b) { return a.lo < b.lo; });
+  return out;
+}
+
+bool mpi::exposes(rank_t r, std::uintptr_t addr, std::size_t len) {
+  check_rank(r, "exposes");
+  peer_state& p = peer_of(r);
+  {
+    const std::lock_guard lock(p.reach_mutex);
+    if (p.exposed.find(addr, len).hi != 0) return true;
+  }
+  if (r == rank_) {
+    std::vector<range> mine = exposed_ranges();
+    const std::lock_guard lock(p.reach_mutex);
+    p.exposed.assign(std::move(mine));
+    return p.exposed.find(addr, len).hi != 0;
+  }
+  // Not among the ranges `r` told us of (or never asked): ask again, once.
+  std::vector<range> theirs(256);
+  for (;;) {
+    std::uint64_t count = 0;
+    const table_request req{reinterpret_cast<std::uintptr_t>(theirs.data()),
+                            reinterpret_cast<std::uintptr_t>(&count), theirs.size()};
+    auto buf = std::make_unique<std::byte[]>(sizeof(am_header) + sizeof req);
+    std::memcpy(buf.get() + sizeof(am_header), &req, sizeof req);
+    const std::uint64_t ticket =
+        send_numbered(r, 0, kind_table, std::move(buf), sizeof(am_header) + sizeof req);
+    await_ticket(r, ticket, in_handler());
+    if (count <= theirs.size()) {
+      theirs.resize(count);
+      break;
+    }
+    theirs.resize(count + 64);  // it exposed more meanwhile: room for all, and ask again
+  }
+  const std::lock_guard lock(p.reach_mutex);
+  p.exposed.assign(std::move(theirs));
+  return p.exposed.find(addr, len).hi != 0;
 }
 
 // ---- group windows --------------------------------------------------------------------

@@ -107,6 +107,26 @@ void mpi::serve_get(rank_t source, std::uint64_t ticket, std::span<const std::by
            });
 }
 
+void mpi::serve_table(rank_t source, std::uint64_t ticket, std::span<const std::byte> payload) {
+  table_request req;
+  std::memcpy(&req, payload.data(), sizeof req);
+  const std::vector<range> mine = exposed_ranges();
+  const std::uint64_t count = mine.size();
+  const std::size_t shown = std::min<std::size_t>(mine.size(), req.capacity);
+  const std::size_t bytes = 2 * sizeof(reply_piece) + sizeof count + shown * sizeof(range);
+  send_ack(source, ticket, 2, bytes, range{}, [&](std::byte* at) {
+    const reply_piece c{req.count_at, sizeof count};
+    std::memcpy(at, &c, sizeof c);
+    at += sizeof c;
+    std::memcpy(at, &count, sizeof count);
+    at += sizeof count;
+    const reply_piece r{req.origin, shown * sizeof(range)};
+    std::memcpy(at, &r, sizeof r);
+    at += sizeof r;
+    if (shown > 0) std::memcpy(at, mine.data(), shown * sizeof(range));
+  });
+}
+
 template <class WriteReplies>
 void mpi::send_ack(rank_t source, std::uint64_t ticket, std::uint32_t pieces,
                    std::size_t reply_bytes, range hint, WriteReplies&& write_replies) {
@@ -193,6 +213,10 @@ void mpi::handle(rank_t source, int tag, std::span<const std::byte> msg) {
   const std::span<const std::byte> payload = msg.subspan(sizeof h);
   if (h.kind == kind_get) {
     serve_get(source, h.ticket, payload);
+    return;
+  }
+  if (h.kind == kind_table) {
+    serve_table(source, h.ticket, payload);
     return;
   }
   reply_capture cap{this, source, {}, 0, false, {}};

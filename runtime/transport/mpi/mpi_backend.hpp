@@ -25,7 +25,7 @@ enum message_tag : int { tag_am = 1, tag_ack = 2, tag_wake = 3 };
 
 // What a message on tag_am asks of its target: run a registered handler, or move bytes in or
 // out of memory that is not attached to the job's window (see "memory served by messages").
-enum message_kind : std::uint32_t { kind_handler = 0, kind_put = 1, kind_get = 2 };
+enum message_kind : std::uint32_t { kind_handler = 0, kind_put = 1, kind_get = 2, kind_table = 3 };
 struct am_header {
   std::uint32_t handler;
   std::uint32_t kind;  // message_kind
@@ -33,6 +33,13 @@ struct am_header {
 };
 // kind_put: count, count x (address, length), then the bytes of every piece in order.
 // kind_get: count, count x get_piece; the acknowledgement carries the bytes back.
+// kind_table: where the origin wants the target's exposed ranges (table_request); the
+//             acknowledgement carries their count and as many as fit, as ranges.
+struct table_request {
+  std::uint64_t origin;    // a buffer of `capacity` ranges at the origin
+  std::uint64_t count_at;  // where the origin wants the count
+  std::uint64_t capacity;
+};
 struct put_piece {
   std::uint64_t addr;
   std::uint64_t len;
@@ -78,6 +85,8 @@ class range_set {
   auto begin() const noexcept { return ranges_.begin(); }
   auto end() const noexcept { return ranges_.end(); }
   void clear() noexcept { ranges_.clear(); }
+  // Replaces every range with `sorted` (by lo).
+  void assign(std::vector<range> sorted) noexcept { ranges_ = std::move(sorted); }
 
  private:
   std::vector<range>::const_iterator after(std::uintptr_t addr) const {
@@ -232,6 +241,9 @@ class mpi final : public runtime_backend {
   void wake(rank_t r) noexcept override;
   void wake(std::span<const rank_t> ranks) noexcept override;
   oneside::detail::doorbell& local_doorbell() noexcept override { return bell_; }
+  // No rank's memory is load/store reachable through this backend: an empty table.
+  reach_table& reach() noexcept override { return no_reach_; }
+  bool exposes(rank_t r, std::uintptr_t addr, std::size_t len) override;
   oneside::detail::doorbell* peer_doorbell(rank_t) noexcept override { return nullptr; }
   void release(segment& s) noexcept override;
   void release(exposure& e) noexcept override;
@@ -247,6 +259,8 @@ class mpi final : public runtime_backend {
     mpi_detail::range_set reachable;  // the peer's attached ranges learnt so far
     // The peer's parts of the group windows this rank belongs to (under reach_mutex).
     std::vector<std::unique_ptr<mpi_detail::group_target>> groups;
+    // The peer's exposed memory as it last told this rank (exposes(): asked again on a miss).
+    mpi_detail::range_set exposed;
   };
   // A group window (allocate_group): its communicator and window over this member's segment
   // of the node backend's memory, locked with lock_all for its life.
@@ -344,6 +358,10 @@ class mpi final : public runtime_backend {
   bool receive(int source, int tag, std::vector<std::byte>& into, MPI_Status& st,
                std::size_t& bytes);
   void handle(rank_t source, int tag, std::span<const std::byte> msg);
+  // Answers a kind_table message: this rank's exposed ranges, in the acknowledgement.
+  void serve_table(rank_t source, std::uint64_t ticket, std::span<const std::byte> payload);
+  // This rank's exposed memory: segments, group windows' parts and exposures, sorted.
+  std::vector<range> exposed_ranges();
   // Applies a put by message; returns the attached chunk holding its first piece, if any.
   range serve_put(std::span<const std::byte> payload);
   // Answers a get by message: the acknowledgement carries the bytes, written straight into
@@ -391,6 +409,10 @@ class mpi final : public runtime_backend {
     }
   }
 
+  struct empty_reach final : reach_table {
+    const snapshot* refresh(rank_t) noexcept override { return nullptr; }
+  };
+  empty_reach no_reach_;
   oneside::detail::bootstrap& boot_;
   mpi_options opts_;
   rank_t rank_;

@@ -43,7 +43,8 @@ segment shm::allocate_segment(std::size_t bytes) {
   const std::size_t rounded =
       (bytes + static_cast<std::size_t>(page) - 1) & ~(static_cast<std::size_t>(page) - 1);
   std::lock_guard lock(segments_mutex_);
-  ONESIDE_CHECK(segments_.size() < max_segments, error_class::intern, {.call = "allocate_segment"},
+  ONESIDE_CHECK(segments_.size() + exposures_.size() < max_segments, error_class::intern,
+                {.call = "allocate_segment"},
                 "this rank has " + std::to_string(max_segments) + " segments already");
   const std::uint64_t id = next_segment_id_++;
   shm_object obj(shm_name(job_, segment_name(me_, id)), rounded, shm_object::mode::create);
@@ -114,16 +115,17 @@ exposure shm::expose(void* base, std::size_t bytes) {
         (held(end - page, end) || (end > address + bytes && on_own_stack(end - page)))) {
       end -= page;
     }
-    if (begin < end && !held(begin, end) && segments_.size() < max_segments &&
-        anonymous_private(begin, end) && remap_into_shared_memory(id, begin, end - begin, fenced)) {
+    if (begin < end && !held(begin, end) &&
+        segments_.size() + exposures_.size() + 1 < max_segments && anonymous_private(begin, end) &&
+        remap_into_shared_memory(id, begin, end - begin, fenced)) {
       e.remapped = true;
       e.fenced = fenced;
       e.pages_begin = begin;
       e.pages_len = end - begin;
-      publish_table();
     }
   }
   exposures_.emplace(id, e);
+  publish_table();
   return exposure(this, base, bytes, id);
 }
 
@@ -144,17 +146,16 @@ void shm::release(exposure& e) noexcept {
   std::lock_guard lock(segments_mutex_);
   auto it = exposures_.find(e.id());
   if (it == exposures_.end()) return;
-  if (it->second.remapped) {
-    // Withdraw the segment first (peers drop it), then give the program private pages back.
-    auto seg = segments_.find(e.id());
-    if (seg != segments_.end()) {
-      seg->second.object.unlink();
-      segments_.erase(seg);
-      publish_table();
-    }
-    move_to_private(it->second.pages_begin, it->second.pages_len, it->second.fenced);
-  }
+  // Withdraw the range and its segment first (peers drop them), then give the program
+  // private pages back.
+  const exposed_range gone = it->second;
   exposures_.erase(it);
+  if (auto seg = segments_.find(e.id()); seg != segments_.end()) {
+    seg->second.object.unlink();
+    segments_.erase(seg);
+  }
+  publish_table();
+  if (gone.remapped) move_to_private(gone.pages_begin, gone.pages_len, gone.fenced);
 }
 
 void shm::release_all() noexcept {
@@ -179,18 +180,25 @@ void shm::publish_table() {
   h.table_version.store(v + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   std::size_t i = 0;
-  for (const auto& [id, seg] : segments_) {
+  const auto add = [&](std::uint64_t id, std::uintptr_t base, std::size_t len) {
+    if (i == max_segments) return;  // full: the rest is reached by cross-memory attach
     store_relaxed(h.table[i].id, id);
-    store_relaxed(h.table[i].base, seg.base);
-    store_relaxed(h.table[i].len, seg.len);
+    store_relaxed(h.table[i].base, base);
+    store_relaxed(h.table[i].len, len);
     ++i;
+  };
+  for (const auto& [id, seg] : segments_) add(id, seg.base, seg.len);
+  for (const auto& [id, e] : exposures_) {
+    if (e.len > 0) add(id | exposure_flag, e.base, e.len);
   }
   h.table_count.store(i, std::memory_order_relaxed);
   h.table_version.store(v + 2, std::memory_order_release);
 }
 
-const shm::snapshot* shm::refresh(int index) noexcept {
+const reach_table::snapshot* shm::refresh(rank_t r) noexcept {
+  const int index = index_of(r);
   peer& p = peer_at(index);
+  rank_view& sl = view_of(r);
   std::lock_guard lock(p.refresh_mutex);
   page_header& h = *p.page.header;
   std::vector<segment_entry> entries;
@@ -211,13 +219,26 @@ const shm::snapshot* shm::refresh(int index) noexcept {
     std::atomic_thread_fence(std::memory_order_acquire);
     if (h.table_version.load(std::memory_order_relaxed) == version) break;
   }
-  const snapshot* old = p.current.load(std::memory_order_relaxed);
+  const snapshot* old = sl.current.load(std::memory_order_relaxed);
   if (old != nullptr && old->version == version) return old;
 
   auto next = std::make_unique<snapshot>();
   next->version = version;
   std::map<std::uint64_t, std::shared_ptr<shm_object>> kept;
   for (const segment_entry& e : entries) {
+    const auto base = static_cast<std::uintptr_t>(e.base);
+    const auto len = static_cast<std::size_t>(e.len);
+    // This rank's own memory is where it is. Exposures are not mapped, and nothing is
+    // without load/store: such entries only say the memory is exposed (inline messages and
+    // cross-memory attach reach it).
+    if (index == me_) {
+      next->entries.push_back(entry{base, len, reinterpret_cast<std::byte*>(base), e.id});
+      continue;
+    }
+    if ((e.id & exposure_flag) != 0 || !opts_.load_store) {
+      next->entries.push_back(entry{base, len, nullptr, e.id});
+      continue;
+    }
     auto it = p.maps.find(e.id);
     if (it == p.maps.end()) {
       try {
@@ -228,39 +249,23 @@ const shm::snapshot* shm::refresh(int index) noexcept {
         continue;  // withdrawn since we read the table
       }
     }
-    next->segments.push_back(mapped_segment{e.id, static_cast<std::uintptr_t>(e.base),
-                                            static_cast<std::size_t>(e.len),
-                                            static_cast<std::byte*>(it->second->data())});
+    next->entries.push_back(entry{base, len, static_cast<std::byte*>(it->second->data()), e.id});
     kept.emplace(e.id, std::move(it->second));
   }
   // Mappings of withdrawn segments are dropped here (unless pinned).
   p.maps = std::move(kept);
-  std::sort(next->segments.begin(), next->segments.end(),
-            [](const mapped_segment& a, const mapped_segment& b) { return a.base < b.base; });
+  std::sort(next->entries.begin(), next->entries.end(),
+            [](const entry& a, const entry& b) { return a.base < b.base; });
   const snapshot* published = next.get();
-  p.current.store(next.release(), std::memory_order_release);
-  if (old != nullptr) p.retired.emplace_back(const_cast<snapshot*>(old));
+  p.retired.push_back(std::move(next));  // kept until the backend goes: readers may hold one
+  sl.current.store(published, std::memory_order_release);
   return published;
-}
-
-const shm::mapped_segment* shm::find(int index, std::uintptr_t addr, std::size_t len) noexcept {
-  peer& p = peer_at(index);
-  const snapshot* s = p.current.load(std::memory_order_acquire);
-  // A changed table means segments came or went (an address may even have been reused).
-  if (s == nullptr || s->version != p.page.header->table_version.load(std::memory_order_acquire)) {
-    s = refresh(index);
-  }
-  for (const mapped_segment& m : s->segments) {
-    if (addr >= m.base && addr - m.base <= m.len && len <= m.len - (addr - m.base)) return &m;
-  }
-  return nullptr;
 }
 
 void* shm::direct_at(int index, std::uintptr_t addr, std::size_t len) noexcept {
   if (index == me_) return reinterpret_cast<void*>(addr);
   if (!opts_.load_store) return nullptr;
-  const mapped_segment* m = find(index, addr, len);
-  return m != nullptr ? m->local + (addr - m->base) : nullptr;
+  return local(job_ranks_[static_cast<std::size_t>(index)], addr, len);
 }
 
 void* shm::direct(rank_t r, std::uintptr_t addr, std::size_t len) noexcept {
@@ -272,8 +277,8 @@ pinned shm::pin(rank_t r, std::uintptr_t addr, std::size_t len) {
   const int i = checked_index(r, "pin");
   if (i == me_) return pinned(reinterpret_cast<void*>(addr), len, nullptr);
   if (!opts_.load_store) return {};
-  const mapped_segment* m = find(i, addr, len);
-  if (m == nullptr) return {};
+  const entry* m = find(r, addr, len);
+  if (m == nullptr || m->local == nullptr) return {};
   peer& p = peer_at(i);
   std::lock_guard lock(p.refresh_mutex);
   auto it = p.maps.find(m->id);

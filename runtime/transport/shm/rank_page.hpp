@@ -4,11 +4,15 @@
 // without its help:
 //   - doorbells: `main` for the rank's waiting threads, `agent` for its agent thread,
 //     `space` for senders waiting on a full message queue;
-//   - the segment table: which exposed segments exist (id, address, length), published
-//     under a sequence lock so peers can map them lazily and notice withdrawn ones;
+//   - the table of exposed memory: every segment (id, address, length), which peers map
+//     lazily, and every exposure of user memory (its whole range, flagged: reached by
+//     cross-memory attach or inline messages, not mapped), published under a sequence lock
+//     so peers notice new and withdrawn ones;
 //   - applied[o]: the ticket of the last active message from this rank that rank o has
 //     applied (written by o's agent), which is how flush and completions learn that an
 //     operation is remotely complete;
+//   - reply slots: where a target's agent writes what this rank's inline gets and fetching
+//     atomics asked it for, before it stores their ticket in applied[];
 //   - the active-message queue: a bounded multi-producer ring (D. Vyukov's algorithm).
 #pragma once
 
@@ -16,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/types.hpp>
 #include <oneside/runtime/wait.hpp>
 
@@ -26,24 +31,62 @@ inline constexpr std::size_t max_segments = 1024;
 inline constexpr std::size_t am_header_bytes = 64;
 
 struct segment_entry {
-  std::uint64_t id;    // 0: free
+  std::uint64_t id;    // 0: free; exposure_flag: an exposure's range, not a mapped object
   std::uint64_t base;  // address in the owner's address space
   std::uint64_t len;
 };
+inline constexpr std::uint64_t exposure_flag = std::uint64_t{1} << 63;
 
 struct alignas(64) padded_u64 {
   std::atomic<std::uint64_t> value{0};
 };
 
+// What a message asks of its target's agent: run a registered handler, or one of the
+// backend's own operations on the target's memory, for memory the origin does not load and
+// store (inline: small transfers in the message itself instead of a cross-memory attach).
+enum message_kind : std::uint32_t { kind_handler = 0, kind_put = 1, kind_get = 2, kind_amo = 3 };
+
 struct am_slot_header {
   std::atomic<std::uint64_t> seq;  // Vyukov ring sequence
-  std::uint32_t handler;
+  std::uint32_t handler;           // kind_handler
   std::uint32_t len;
   std::int32_t source;
-  std::uint32_t reserved;
+  std::uint32_t kind;  // message_kind
   std::uint64_t ticket;
 };
 static_assert(sizeof(am_slot_header) <= am_header_bytes);
+
+// Replies: the target's agent writes them into the origin's page, then stores the message's
+// ticket in applied[target] (release), so the origin reads them once that ticket is applied.
+inline constexpr std::uint32_t reply_slot_count = 64;
+inline constexpr std::size_t reply_bytes = 256;
+inline constexpr std::uint32_t no_reply = ~std::uint32_t{0};
+struct alignas(64) reply_slot {
+  std::byte data[reply_bytes];
+};
+
+// The payloads of the inline kinds:
+//   kind_put: inline_head{count, no_reply}, count x inline_piece, the pieces' bytes in order
+//   kind_get: inline_head{count, reply slot}, count x inline_piece; the agent writes the
+//             pieces' bytes, in order, into the reply slot (at most reply_bytes in all)
+//   kind_amo: inline_amo; the old value goes into the reply slot unless it is no_reply
+struct inline_head {
+  std::uint32_t count;
+  std::uint32_t reply;
+};
+struct inline_piece {
+  std::uint64_t addr;  // in the target's address space
+  std::uint64_t len;
+};
+struct inline_amo {
+  std::uint64_t addr;
+  amo_args args;
+  std::uint32_t reply;
+};
+// Set while this thread runs messages (drain): what their handlers send is complete when they
+// return (the transport's rule for handlers), so it does not go inline (a put would wait in
+// the target's queue; a get would wait for an agent that may be waiting for this one).
+inline thread_local bool t_serving = false;
 
 struct page_header {
   std::uint64_t magic;
@@ -63,16 +106,19 @@ struct page_header {
   alignas(64) segment_entry table[max_segments];
 };
 
-// Byte layout of the whole object: header, applied[nranks], then the ring slots.
+// Byte layout of the whole object: header, applied[nranks], the reply slots, then the ring
+// slots.
 struct page_layout {
   std::size_t applied_offset;
+  std::size_t replies_offset;
   std::size_t slots_offset;
   std::size_t total;
 
   static page_layout of(int nranks, std::size_t slots, std::size_t slot_bytes) noexcept {
     page_layout l{};
     l.applied_offset = (sizeof(page_header) + 63) & ~std::size_t{63};
-    l.slots_offset = l.applied_offset + static_cast<std::size_t>(nranks) * sizeof(padded_u64);
+    l.replies_offset = l.applied_offset + static_cast<std::size_t>(nranks) * sizeof(padded_u64);
+    l.slots_offset = l.replies_offset + reply_slot_count * sizeof(reply_slot);
     l.slots_offset = (l.slots_offset + 4095) & ~std::size_t{4095};
     l.total = l.slots_offset + slots * slot_bytes;
     return l;
@@ -83,6 +129,7 @@ struct page_layout {
 struct page_view {
   page_header* header = nullptr;
   padded_u64* applied = nullptr;
+  reply_slot* replies = nullptr;
   std::byte* slots = nullptr;
 
   am_slot_header& slot(std::uint64_t pos) const noexcept {

@@ -1,6 +1,7 @@
 // The shm backend's data movement: put/get and their iovec forms (load/store where the peer's
 // memory is mapped, cross-memory attach elsewhere) and atomics (CPU atomics on mapped memory,
 // the owner's agent otherwise).
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -19,6 +20,7 @@
 namespace oneside::transport {
 
 using oneside::detail::raise;
+using namespace shm_detail;
 
 namespace {
 
@@ -96,7 +98,11 @@ void shm::transfer(rank_t target, std::span<const Iov> local, std::span<const re
   const int i = checked_index(target, call);
   ONESIDE_CHECK(detail::stream_bytes(local) == detail::stream_bytes(remote), error_class::arg,
                 {.call = call, .target = target}, "local and remote byte counts differ");
-  cma_batch b(peer_at(i).pid, Write, target, call);
+  // Pieces in memory mapped here are copied at once; the others go together, inline when
+  // they are few bytes, else by cross-memory attach.
+  std::vector<Iov> far_local;
+  std::vector<remote_iov> far_remote;
+  std::size_t far_bytes = 0;
   detail::match_streams(local, remote, [&](auto* l, std::uintptr_t r, std::size_t n) {
     if (void* p = direct_at(i, r, n)) {
       if constexpr (Write) {
@@ -105,17 +111,50 @@ void shm::transfer(rank_t target, std::span<const Iov> local, std::span<const re
         oneside::detail::copy_bytes(l, p, n);
       }
     } else {
-      b.add(l, r, n);
+      far_local.push_back(Iov{l, n});
+      far_remote.push_back(remote_iov{r, n});
+      far_bytes += n;
     }
   });
+  if (far_remote.empty()) return;
+  const bool exposed = std::all_of(far_remote.begin(), far_remote.end(), [&](const remote_iov& r) {
+    return find(target, r.addr, r.len) != nullptr;
+  });
+  if (exposed && fits_inline(Write, far_bytes, far_remote.size())) {
+    if constexpr (Write) {
+      (void)put_inline(i, far_local, far_remote);
+    } else {
+      get_inline(i, far_local, far_remote);
+    }
+    return;
+  }
+  cma_batch b(peer_at(i).pid, Write, target, call);
+  for (std::size_t k = 0; k < far_remote.size(); ++k) {
+    b.add(far_local[k].base, far_remote[k].addr, far_remote[k].len);
+  }
   b.run();
 }
 
-void shm::put(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src, completion*) {
+bool shm::fits_inline(bool write, std::size_t bytes, std::size_t pieces) const noexcept {
+  if (bytes > opts_.inline_bytes || t_serving) return false;
+  const std::size_t head = sizeof(inline_head) + pieces * sizeof(inline_piece);
+  return write ? head + bytes <= caps_.max_am_payload
+               : head <= caps_.max_am_payload && bytes <= reply_bytes;
+}
+
+void shm::put(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src, completion* c) {
   if (const int i = index_of(dst);
       i >= 0 && !src.empty() && !closed_.load(std::memory_order_relaxed)) {
     if (void* p = direct_at(i, addr, src.size())) {  // the load/store fast path
       oneside::detail::copy_bytes(p, src.data(), src.size());
+      return;
+    }
+    // Exposed memory of the target: a message, no allocation, no system call.
+    if (fits_inline(true, src.size(), 1) && find(dst, addr, src.size()) != nullptr) {
+      const const_iov l{src.data(), src.size()};
+      const remote_iov r{addr, src.size()};
+      const std::uint64_t ticket = put_inline(i, std::span(&l, 1), std::span(&r, 1));
+      if (c != nullptr && c != deferred()) c->entries().push_back({dst, ticket});
       return;
     }
   }
@@ -129,6 +168,12 @@ void shm::get(rank_t src, std::uintptr_t addr, std::span<std::byte> dst, complet
       i >= 0 && !dst.empty() && !closed_.load(std::memory_order_relaxed)) {
     if (const void* p = direct_at(i, addr, dst.size())) {
       oneside::detail::copy_bytes(dst.data(), p, dst.size());
+      return;
+    }
+    if (fits_inline(false, dst.size(), 1) && find(src, addr, dst.size()) != nullptr) {
+      const mutable_iov l{dst.data(), dst.size()};
+      const remote_iov r{addr, dst.size()};
+      get_inline(i, std::span(&l, 1), std::span(&r, 1));
       return;
     }
   }
@@ -154,7 +199,7 @@ void shm::amo(rank_t dst, std::uintptr_t addr, const amo_args& args, void* resul
     detail::amo_apply(p, args, result);
     return;
   }
-  detail::send_amo(*this, dst, addr, args, result, c);  // run by the owner's agent
+  amo_inline(i, addr, args, result, c, dst);  // run by the owner's agent
 }
 
 }  // namespace oneside::transport

@@ -85,6 +85,7 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
   hdr->am_slot_bytes = static_cast<std::uint32_t>(opts_.am_slot_bytes);
   hdr->nranks = static_cast<std::uint32_t>(count_);
   own_ = page_view{hdr, reinterpret_cast<padded_u64*>(base + layout.applied_offset),
+                   reinterpret_cast<reply_slot*>(base + layout.replies_offset),
                    base + layout.slots_offset};
   for (int r = 0; r < count_; ++r) new (&own_.applied[r]) padded_u64{};
   for (std::size_t i = 0; i < opts_.am_slots; ++i) {
@@ -112,12 +113,19 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
         "the rank page of rank " + std::to_string(job_ranks_[static_cast<std::size_t>(i)]) +
             " does not match this job");
     const page_layout pl = page_layout::of(count_, ph->am_slots, ph->am_slot_bytes);
-    p.page =
-        page_view{ph, reinterpret_cast<padded_u64*>(pb + pl.applied_offset), pb + pl.slots_offset};
+    p.page = page_view{ph, reinterpret_cast<padded_u64*>(pb + pl.applied_offset),
+                       reinterpret_cast<reply_slot*>(pb + pl.replies_offset), pb + pl.slots_offset};
     p.pid = static_cast<pid_t>(ph->pid);
   }
   boot_.barrier();  // every peer mapped every rank page: the names can go
   own_page_object_.unlink();
+  // The table of exposed memory: every rank of the node, this one included, by its page's
+  // table version.
+  init_slots(size_);
+  for (int i = 0; i < count_; ++i) {
+    view_of(job_ranks_[static_cast<std::size_t>(i)]).version =
+        &peer_at(i).page.header->table_version;
+  }
 
   if (opts_.agent_thread) agent_ = std::thread([this] { agent_main(); });
 }
@@ -125,7 +133,6 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
 shm::~shm() {
   stop_agent();
   release_all();
-  for (int i = 0; i < count_; ++i) delete peer_at(i).current.load(std::memory_order_relaxed);
 }
 
 void shm::close() {

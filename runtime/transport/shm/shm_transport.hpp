@@ -37,7 +37,7 @@ class bootstrap;
 
 namespace oneside::transport {
 
-class shm final : public runtime_backend {
+class shm final : public runtime_backend, public reach_table {
  public:
   struct options {
     std::size_t am_slots = 256;
@@ -46,6 +46,10 @@ class shm final : public runtime_backend {
     bool remap_user_memory = true;       // expose() moves user pages into shared memory
     std::int64_t agent_spin_ns = 50000;  // polling after a message before the agent sleeps
     bool load_store = true;              // false: peers are remote (ONESIDE_SHM_LOAD_STORE=0)
+    // Puts and gets of at most this many bytes to memory this process cannot load and store
+    // travel in a message the owner's agent applies, not by cross-memory attach (0: never;
+    // ONESIDE_SHM_INLINE_BYTES). Gets: at most shm_detail::reply_bytes.
+    std::size_t inline_bytes = 1024;
     // The job rank of each rank of the bootstrap (empty: the bootstrap's ranks are the job's),
     // and the job's size (0: the bootstrap's).
     std::vector<rank_t> job_ranks;
@@ -95,6 +99,10 @@ class shm final : public runtime_backend {
 
   void* direct(rank_t rank, std::uintptr_t addr, std::size_t len) noexcept override;
   pinned pin(rank_t rank, std::uintptr_t addr, std::size_t len) override;
+  reach_table& reach() noexcept override { return *this; }
+  bool exposes(rank_t rank, std::uintptr_t addr, std::size_t len) override {
+    return find(rank, addr, len) != nullptr;
+  }
   void am_send(rank_t dst, am_handler_id handler, std::span<const std::byte> payload,
                completion* c) override;
   void progress() override;
@@ -109,23 +117,11 @@ class shm final : public runtime_backend {
   std::int64_t agent_cpu_ns() const noexcept;
 
  private:
-  struct mapped_segment {
-    std::uint64_t id;
-    std::uintptr_t base;
-    std::size_t len;
-    std::byte* local;
-  };
-  // An immutable view of a peer's segments; replaced (never changed) on refresh.
-  struct snapshot {
-    std::uint64_t version;
-    std::vector<mapped_segment> segments;
-  };
   struct peer {
     shm_detail::page_view page;
     oneside::detail::shm_object page_object;
     pid_t pid = 0;
-    std::atomic<const snapshot*> current{nullptr};
-    std::mutex refresh_mutex;  // guards maps, retired and the replacement of `current`
+    std::mutex refresh_mutex;  // guards maps, retired and the replacement of the snapshot
     // Mappings of the peer's segments; pins share them, so a mapping lives until the peer
     // withdrew the segment and the last pin is gone.
     std::map<std::uint64_t, std::shared_ptr<oneside::detail::shm_object>> maps;
@@ -143,8 +139,7 @@ class shm final : public runtime_backend {
   // error(not_open) once closed.
   int checked_index(rank_t r, std::string_view call) const;
   void check_open(std::string_view call) const;
-  const mapped_segment* find(int i, std::uintptr_t addr, std::size_t len) noexcept;
-  const snapshot* refresh(int i) noexcept;
+  const snapshot* refresh(rank_t r) noexcept override;
   void* direct_at(int i, std::uintptr_t addr, std::size_t len) noexcept;
   void publish_table();
   bool remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::size_t len,
@@ -154,8 +149,28 @@ class shm final : public runtime_backend {
   template <bool Write, class Iov>
   void transfer(rank_t target, std::span<const Iov> local, std::span<const remote_iov> remote,
                 std::string_view call);
-  void enqueue(int i, am_handler_id handler, std::span<const std::byte> payload,
-               std::uint64_t ticket);
+  // Sends a message to index `i` whose `bytes` of payload write(at) writes in place; returns
+  // its ticket (applied once the target ran it).
+  template <class Write>
+  std::uint64_t send(int i, shm_detail::message_kind kind, am_handler_id handler, std::size_t bytes,
+                     Write&& write);
+  template <class Write>
+  void enqueue(int i, shm_detail::message_kind kind, am_handler_id handler, std::size_t bytes,
+               std::uint64_t ticket, Write&& write);
+  // Inline operations (messages.cpp): the pieces' bytes in one kind_put message; the pieces
+  // of a kind_get message into `local`, copied from this rank's reply slot once applied.
+  std::uint64_t put_inline(int i, std::span<const const_iov> local,
+                           std::span<const remote_iov> remote);
+  void get_inline(int i, std::span<const mutable_iov> local, std::span<const remote_iov> remote);
+  void amo_inline(int i, std::uintptr_t addr, const amo_args& args, void* result, completion* c,
+                  rank_t target);
+  bool serve_inline(shm_detail::am_slot_header& s) noexcept;
+  // Whether a transfer of `bytes` in `pieces` goes inline (options::inline_bytes, and it fits
+  // one message, or for a get one reply).
+  bool fits_inline(bool write, std::size_t bytes, std::size_t pieces) const noexcept;
+  std::uint32_t take_reply_slot();
+  void give_reply_slot(std::uint32_t slot) noexcept;
+  void await_applied(int i, std::uint64_t ticket);
   std::size_t drain() noexcept;
   bool has_message() const noexcept;
   void agent_main() noexcept;
@@ -202,6 +217,7 @@ class shm final : public runtime_backend {
   std::uint64_t next_segment_id_ = 1;
 
   std::atomic_flag consumer_busy_ = ATOMIC_FLAG_INIT;  // one thread drains the queue at a time
+  std::atomic<std::uint64_t> replies_free_{~std::uint64_t{0}};  // a bit per free reply slot
   // Active messages this process sent, and how many of them a flush_all has seen applied:
   // flush_all skips its walk over every peer when the two agree (the common fence).
   std::atomic<std::uint64_t> am_sent_{0};
