@@ -13,7 +13,6 @@
 #include <string_view>
 
 #include <oneside/runtime/error.hpp>
-#include <oneside/runtime/wait.hpp>
 
 #include "error/check.hpp"
 #include "state/hex.hpp"
@@ -116,13 +115,6 @@ std::string not_a_block(const void* p, std::string_view why) {
 }
 
 }  // namespace
-
-void spin_lock::lock_contended() noexcept {
-  oneside::detail::wait_until([this]() noexcept {
-    return !held_.load(std::memory_order_relaxed) &&
-           !held_.exchange(true, std::memory_order_acquire);
-  });
-}
 
 void free_list::add_arena(void* base, std::size_t bytes) {
   const error_context where{.call = "add_arena", .bytes = bytes};
