@@ -232,7 +232,7 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
     tv.size = static_cast<std::size_t>(m.size);
     tv.disp_unit = static_cast<std::ptrdiff_t>(m.disp_unit);
     // The control block and the stripe table are reached by load/store where the transport
-    // allows (node peers), otherwise through the transport (ctl null: sync.cpp, resolve.cpp).
+    // allows (node peers), otherwise through the transport (ctl null: sync/, resolve.cpp).
     tv.ctl_address = static_cast<std::uintptr_t>(m.ctl);
     tv.ctl_pin = tp.pin(tv.world, tv.ctl_address, w->ctl_size());
     tv.stripes_pin =

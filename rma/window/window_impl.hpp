@@ -126,7 +126,7 @@ struct target_view {
   std::atomic<bool> agent_pending{false};
   // Operations to this target that went through the transport (not this process's own loads
   // and stores), and how many of them a flush has completed: a flush with nothing new to
-  // complete is a fence (flush_target in sync.cpp).
+  // complete is a fence (flush_target in sync/flush.cpp).
   std::atomic<std::uint64_t> transport_ops{0};
   std::atomic<std::uint64_t> transport_flushed{0};
   std::uintptr_t stripes_address = 0;
@@ -154,7 +154,7 @@ struct epoch_state {
   // lock() epochs whose lock was taken through the transport (never this process's own) and
   // that no operation has used yet. While this process waits for another lock it lets them go
   // and takes them again (as if they had been taken lazily, which the spec allows), so
-  // processes that each hold one and wait for the next cannot wait in a cycle (sync.cpp).
+  // processes that each hold one and wait for the next cannot wait in a cycle (sync/passive.cpp).
   // covers() is false for them: the first operation takes the checked path, which moves the
   // epoch to `locks` (touch_lock), under untouched_mutex (operations may come from several
   // threads).
@@ -303,7 +303,7 @@ inline void note_transport_op(target_view& tv) noexcept {
 void flush_target(window_impl& w, target_view& tv);
 
 // Blocks (through the waiting primitive) until the post matching the current access epoch
-// arrived from `target`, which the epoch includes but has not seen post yet (sync.cpp).
+// arrived from `target`, which the epoch includes but has not seen post yet (sync/pscw.cpp).
 void await_post(window_impl& w, rank_t target);
 
 }  // namespace oneside::rma::detail
