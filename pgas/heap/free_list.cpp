@@ -15,11 +15,13 @@
 #include <oneside/runtime/error.hpp>
 
 #include "error/check.hpp"
-#include "state/hex.hpp"
+#include "error/hex.hpp"
 
 namespace oneside::pgas::detail {
 
 namespace {
+
+using oneside::detail::hex;
 
 // A tag word: cookie (bits 40..63) | size (bits 4..39, a multiple of 16) | in-use (bit 0).
 using word = std::uint64_t;

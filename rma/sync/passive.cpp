@@ -30,15 +30,15 @@ namespace {
 using detail::check_assert;
 using detail::check_target;
 using detail::complete_all;
-using detail::ctl_block;
 using detail::lock_exclusive;
 using detail::target_view;
+using detail::window_ctl;
 using detail::window_impl;
 using transport::amo_op;
 using transport::amo_type;
 
-constexpr std::size_t lock_offset = offsetof(ctl_block, lock);
-constexpr std::size_t waiters_offset = offsetof(ctl_block, lock_waiters);
+constexpr std::size_t lock_offset = offsetof(window_ctl, lock);
+constexpr std::size_t waiters_offset = offsetof(window_ctl, lock_waiters);
 
 // Waits (through the waiting primitive) until `acquired()` holds, counted as a lock waiter.
 template <class Acquire>
