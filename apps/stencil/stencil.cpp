@@ -22,7 +22,6 @@
 #include <vector>
 
 #include <oneside/oneside.hpp>
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "stencil_cli.hpp"
@@ -113,7 +112,7 @@ class halo {
                       oneside::op::replace);
     }
     win_.flush_all();
-    oneside::transport::current().wake(std::span<const oneside::rank_t>(neighbours_));
+    oneside::wake(neighbours_);
   }
 
   // Passive mode: waits until this rank's word (signal or ack) of every neighbour reaches
