@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fails when a layer includes a layer above it (runtime <- rma <- pgas), when a public header
-# includes a third-party dependency, or when a dependency is used outside its one folder
+# includes a third-party dependency, when a dependency is used outside its one folder, or when
+# an application includes the transport, which is the layers' interface and not for programs
 # (STYLE.md R1, R2). Usage: scripts/check_layering.sh [source-dir]
 set -euo pipefail
 top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -18,6 +19,10 @@ for f in $(grep_src '#include\s*[<"]oneside/pgas/' rma include/oneside/rma); do
 done
 for f in $(grep_src '#include\s*[<"](mpi\.h|hwloc|tbb/|oneapi/tbb|boost/)' include); do
   report "$f: a public header includes a third-party dependency"
+done
+# Applications use the public API only: the transport is internal.
+for f in $(grep_src '#include\s*[<"]oneside/runtime/transport\.hpp' apps); do
+  report "$f: an application includes the transport (use the public API: oneside::wake, rma, pgas)"
 done
 # Each dependency lives in exactly one folder of runtime/.
 for f in $(grep_src '#include\s*[<"]hwloc' runtime rma pgas apps | grep -v '^runtime/topology/'); do

@@ -1,18 +1,30 @@
 // The ring demo: a token travels around the ranks `laps` times, each rank adding its rank
-// number as it passes the token on with a one-sided put into the next rank's mailbox; then an
-// allreduce checks every rank's view of the result. Each rank prints where it runs and what
-// it saw; the program exits non-zero if any check fails.
+// number as it passes the token on with one-sided puts into the next rank's mailbox, a word
+// of an rma window: the value, then the hop number as a flag the next rank waits for
+// (oneside::wait_until) and a wake-up so that it notices at once. Then a broadcast and an
+// allreduce check every rank's view of the result. Each rank prints where it runs and what it
+// saw; the program exits non-zero if any check fails.
 //
 //   oneside-run -n 4 ring [laps]
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
+#include <span>
 
 #include <oneside/oneside.hpp>
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
+
+namespace {
+
+namespace rma = oneside::rma;
+
+// A rank's mailbox: its window's two words, at these displacements (units of 8 bytes).
+constexpr oneside::rma::disp_t value_word = 0;  // the token's value
+constexpr oneside::rma::disp_t hop_word = 1;    // the number of the last hop that arrived
+
+}  // namespace
 
 int main(int argc, char** argv) {
   oneside::runtime rt(argc, argv);
@@ -25,13 +37,15 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  // A mailbox in exposed memory; everyone learns everyone's mailbox address.
-  auto& transport = oneside::transport::current();
-  oneside::transport::segment mailbox = transport.allocate_segment(sizeof(std::int64_t) * 2);
-  auto* box = static_cast<std::atomic<std::int64_t>*>(mailbox.base());
-  new (box) std::atomic<std::int64_t>[2] {};  // [0]: token value, [1]: hops seen
-  const std::vector<std::uint64_t> boxes =
-      oneside::allgather(world, std::uint64_t{mailbox.address()});
+  // The mailboxes, one per rank, in one window over the world; a passive-target epoch to
+  // every rank for the whole run (nobody takes exclusive locks).
+  rma::window win = rma::window::allocate(world, 2 * sizeof(std::int64_t), sizeof(std::int64_t));
+  auto* box = static_cast<std::int64_t*>(win.base());
+  box[value_word] = 0;
+  box[hop_word] = 0;
+  const std::atomic_ref<std::int64_t> hop_seen(box[hop_word]);
+  const std::atomic_ref<std::int64_t> value_seen(box[value_word]);
+  win.lock_all(rma::mode::nocheck);
   const int next = (me + 1) % n;
   oneside::barrier(world);
 
@@ -42,32 +56,31 @@ int main(int argc, char** argv) {
   for (long lap = 0; lap < laps; ++lap) {
     const std::int64_t hop = lap * n + me;  // the hop that reaches this rank in this lap
     if (!(lap == 0 && me == 0)) {
-      oneside::wait_until([&] { return box[1].load(std::memory_order_acquire) == hop; });
-      value = box[0].load(std::memory_order_relaxed);
+      oneside::wait_until([&] { return hop_seen.load(std::memory_order_acquire) == hop; });
+      value = value_seen.load(std::memory_order_relaxed);
     }
     value += me;
-    if (n == 1) {
-      box[0].store(value, std::memory_order_relaxed);
-      box[1].store(hop + 1, std::memory_order_release);
-      continue;
-    }
-    // Put the value, then announce it: an atomic store of the hop number, ordered after the
-    // put (the receiver reads the hop word with acquire, then the value).
-    const auto base = boxes[static_cast<std::size_t>(next)];
-    transport.put(next, base, std::as_bytes(std::span(&value, 1)));
-    transport.amo(next, base + sizeof(std::int64_t),
-                  {oneside::transport::amo_op::store, oneside::transport::amo_type::i64,
-                   static_cast<std::uint64_t>(hop + 1)},
-                  nullptr);
-    transport.wake(next);
+    // Put the value and complete it at the next rank, then announce it: the hop number,
+    // written atomically (the receiver reads it with acquire, then the value), completed too,
+    // and a wake-up for the next rank in case it sleeps.
+    const std::int64_t arrived = hop + 1;
+    win.put(std::span<const std::int64_t>(&value, 1), next, value_word);
+    win.flush(next);
+    win.accumulate(std::span<const std::int64_t>(&arrived, 1), next, hop_word,
+                   oneside::op::replace);
+    win.flush(next);
+    oneside::wake(next);
   }
-  if (me == 0 && n > 1) {
+  if (me == 0) {
     // The final hop comes back to rank 0.
-    oneside::wait_until([&] { return box[1].load(std::memory_order_acquire) == laps * n; });
-    value = box[0].load(std::memory_order_relaxed);
+    oneside::wait_until([&] { return hop_seen.load(std::memory_order_acquire) == laps * n; });
+    value = value_seen.load(std::memory_order_relaxed);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  oneside::barrier(world);
+  win.unlock_all();
+  win.free();
 
   // Every lap adds 0 + 1 + … + n-1.
   const std::int64_t expected = laps * static_cast<std::int64_t>(n) * (n - 1) / 2;

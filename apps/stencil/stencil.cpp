@@ -8,7 +8,8 @@
 //            for that acknowledgement before overwriting the zone again.
 // Rows of halo are contiguous and go straight into the neighbour's ghost rows; columns are
 // packed and put into a receive buffer (--halo pack) or put with a vector datatype straight
-// into the ghost columns (--halo datatype). The kernel and its phases are in stencil_core.hpp.
+// into the ghost columns (--halo datatype). The kernel and its phases are in stencil_kernel.hpp,
+// what moves where in stencil_halo.hpp.
 //
 //   oneside-run -n 4 stencil --n 4000 --radius 2 --iterations 100 --variant fence
 #include <atomic>
@@ -21,10 +22,13 @@
 #include <vector>
 
 #include <oneside/oneside.hpp>
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
-#include "stencil_core.hpp"
+#include "stencil_cli.hpp"
+#include "stencil_decomposition.hpp"
+#include "stencil_halo.hpp"
+#include "stencil_kernel.hpp"
+#include "stencil_verify.hpp"
 
 namespace {
 
@@ -33,20 +37,19 @@ using oneside::rma::mode;
 using st::index_t;
 
 // Where things live in a rank's window (units of 8 bytes): the `in` array with its ghost
-// frame, the receive buffers of packed columns (from the left and from the right neighbour,
-// R x h each, row-major), then the signal words (4, by the side the data came from) and the
-// acknowledgement words (4, by the side of the neighbour that acknowledges).
+// frame, the receive areas of packed columns (st::receive_areas: from the left and from the
+// right neighbour, R x h each, row-major), then the signal words (4, by the side the data came
+// from) and the acknowledgement words (4, by the side of the neighbour that acknowledges).
 struct layout {
-  index_t recv[2];
+  st::receive_areas columns;
   index_t signal;
   index_t ack;
   index_t total;
 };
 layout layout_of(const st::block& b) {
   layout l{};
-  l.recv[st::left] = b.in_elements();
-  l.recv[st::right] = l.recv[st::left] + b.r * b.h;
-  l.signal = l.recv[st::right] + b.r * b.h;
+  l.columns = st::receive_areas_of(b);
+  l.signal = l.columns.end;
   l.ack = l.signal + st::side_count;
   l.total = l.ack + st::side_count;
   return l;
@@ -89,23 +92,13 @@ class halo {
           win_.put(src, 1, col_type_mine_, q, dst, 1, col_type_nb_[d]);
         },
         [&](int d, int q, const std::vector<double>& buf) {
-          win_.put(std::span<const double>(buf), q, nb_layout_[d].recv[st::opposite(d)]);
+          win_.put(std::span<const double>(buf), q, nb_layout_[d].columns.recv[st::opposite(d)]);
         });
   }
 
   // Copies packed columns from the receive buffers into the ghost columns (after the epoch).
   void unpack() {
-    if (kind_ != st::halo_kind::pack) return;
-    const index_t r = b_.r;
-    for (int d : {st::left, st::right}) {
-      if (b_.neighbour[d] == st::no_neighbour) continue;
-      const double* buf = in_ + mine_.recv[d];
-      const index_t dst_x = d == st::left ? -r : b_.w;
-      for (index_t y = 0; y < b_.h; ++y) {
-        double* row = in_ + b_.at(dst_x, y);
-        for (index_t c = 0; c < r; ++c) row[c] = buf[y * r + c];
-      }
-    }
+    if (kind_ == st::halo_kind::pack) st::unpack_columns(b_, in_, mine_.columns);
   }
 
   // Passive mode: sets word `which` (signal or ack base + side) of every neighbour to `value`
@@ -119,7 +112,7 @@ class halo {
                       oneside::op::replace);
     }
     win_.flush_all();
-    oneside::transport::current().wake(std::span<const oneside::rank_t>(neighbours_));
+    oneside::wake(neighbours_);
   }
 
   // Passive mode: waits until this rank's word (signal or ack) of every neighbour reaches

@@ -1,5 +1,5 @@
 // The MPI-RMA peer of apps/stencil: the same Parallel Research Kernels' Stencil, decomposition
-// and kernel (../../apps/stencil/stencil_core.hpp), with halos moved as PRK's MPIRMA stencil
+// and kernel (../../apps/stencil/stencil_*.hpp), with halos moved as PRK's MPIRMA stencil
 // moves them: MPI_Put into the neighbours' windows between two MPI_Win_fence calls. Only the
 // fence variant exists here. --kernel prk (the default here) is PRK's structure (exchange,
 // stencil, then a separate in += 1 pass); --kernel fused runs the oneside app's phases, so
@@ -13,26 +13,16 @@
 
 #include <mpi.h>
 
-#include "stencil_core.hpp"
+#include "stencil_cli.hpp"
+#include "stencil_decomposition.hpp"
+#include "stencil_halo.hpp"
+#include "stencil_kernel.hpp"
+#include "stencil_verify.hpp"
 
 namespace {
 
 namespace st = oneside::apps::stencil;
 using st::index_t;
-
-// The window of one rank: `in` with its ghost frame, then the receive buffers of packed
-// columns from the left and the right neighbour (R x h each), as in the oneside app.
-struct layout {
-  index_t recv[2];
-  index_t total;
-};
-layout layout_of(const st::block& b) {
-  layout l{};
-  l.recv[st::left] = b.in_elements();
-  l.recv[st::right] = l.recv[st::left] + b.r * b.h;
-  l.total = l.recv[st::right] + b.r * b.h;
-  return l;
-}
 
 int to_int(index_t v) {
   return static_cast<int>(v);
@@ -41,11 +31,11 @@ int to_int(index_t v) {
 class halo {
  public:
   halo(const st::block& b, double* in, MPI_Win win, st::halo_kind kind)
-      : b_(b), in_(in), win_(win), kind_(kind), mine_(layout_of(b)) {
+      : b_(b), in_(in), win_(win), kind_(kind), mine_(st::receive_areas_of(b)) {
     for (int d = 0; d < st::side_count; ++d) {
       if (b.neighbour[d] == st::no_neighbour) continue;
       nb_[d] = st::make_block(b.n, b.r, b.px, b.py, b.neighbour[d]);
-      nb_layout_[d] = layout_of(nb_[d]);
+      nb_layout_[d] = st::receive_areas_of(nb_[d]);
       if (d == st::left || d == st::right) {
         send_buf_[d].resize(static_cast<std::size_t>(b.r * b.h));
         if (kind == st::halo_kind::datatype) {
@@ -84,17 +74,7 @@ class halo {
   }
 
   void unpack() {
-    if (kind_ != st::halo_kind::pack) return;
-    const index_t r = b_.r;
-    for (int d : {st::left, st::right}) {
-      if (b_.neighbour[d] == st::no_neighbour) continue;
-      const double* buf = in_ + mine_.recv[d];
-      const index_t dst_x = d == st::left ? -r : b_.w;
-      for (index_t y = 0; y < b_.h; ++y) {
-        double* row = in_ + b_.at(dst_x, y);
-        for (index_t c = 0; c < r; ++c) row[c] = buf[y * r + c];
-      }
-    }
+    if (kind_ == st::halo_kind::pack) st::unpack_columns(b_, in_, mine_);
   }
 
  private:
@@ -102,9 +82,9 @@ class halo {
   double* in_;
   MPI_Win win_;
   st::halo_kind kind_;
-  layout mine_;
+  st::receive_areas mine_;
   st::block nb_[st::side_count];
-  layout nb_layout_[st::side_count]{};
+  st::receive_areas nb_layout_[st::side_count]{};
   std::vector<double> send_buf_[st::side_count];
   MPI_Datatype col_mine_ = MPI_DATATYPE_NULL;
   MPI_Datatype col_nb_[st::side_count] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL,
@@ -126,10 +106,12 @@ int run(int argc, char** argv) {
   }
 
   const st::block b = st::make_block(o.n, o.radius, px, py, me);
-  const layout mine = layout_of(b);
+  // The window of one rank: `in` with its ghost frame, then the receive areas of packed columns
+  // from the left and the right neighbour (st::receive_areas), as in the oneside app.
+  const st::receive_areas mine = st::receive_areas_of(b);
   double* in = nullptr;
   MPI_Win win = MPI_WIN_NULL;
-  MPI_Win_allocate(static_cast<MPI_Aint>(mine.total) * static_cast<MPI_Aint>(sizeof(double)),
+  MPI_Win_allocate(static_cast<MPI_Aint>(mine.end) * static_cast<MPI_Aint>(sizeof(double)),
                    sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &in, &win);
   std::vector<double> out(static_cast<std::size_t>(b.w * b.h));
   const st::grid g{&b, in, out.data()};

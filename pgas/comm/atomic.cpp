@@ -1,7 +1,7 @@
 // The compiled half of the atomics (atomic.hpp) and of global_ref's get/put (global_ref.hpp):
 // the choice between CPU atomics and the window, and the window's path. Why the choice is
 // job-wide: the rma layer applies every accumulate-family operation under the stripe lock of
-// its word with plain loads and stores (rma/state/rma_state.hpp), on every path — the direct
+// its word with plain loads and stores (rma/ops/stripe_lock.hpp), on every path — the direct
 // one to node memory, the owner's agent for a remote origin. A CPU atomic on a word that some
 // other rank updates through the window would race with that locked read-modify-write and
 // lose updates. So CPU atomics are used only when no rank ever takes the window's path for
@@ -22,17 +22,18 @@
 #include <oneside/runtime/op.hpp>
 
 #include "comm/window_call.hpp"
+#include "context/pgas_context.hpp"
 #include "error/check.hpp"
-#include "state/hex.hpp"
-#include "state/pgas_state.hpp"
+#include "error/hex.hpp"
 
 namespace oneside::pgas::detail {
 namespace {
 
+using oneside::detail::hex;
 using oneside::detail::raise;
 
-// See the file comment (pgas_state::atomics_direct: the same answer on every rank).
-bool cpu_atomics_everywhere(pgas_state& s) noexcept {
+// See the file comment (pgas_context::atomics_direct: the same answer on every rank).
+bool cpu_atomics_everywhere(pgas_context& s) noexcept {
   return s.atomics_direct();
 }
 
@@ -113,7 +114,7 @@ class word {
 }  // namespace
 
 void* atomic_address(rank_t r, std::uintptr_t addr, std::size_t bytes, const char* call) {
-  pgas_state& s = checked_state(addr, r, call);
+  pgas_context& s = checked_context(addr, r, call);
   if (addr % bytes != 0) [[unlikely]] {
     raise(error_class::arg, {.call = call, .target = r},
           "the word at " + hex(addr) + " is not " + std::to_string(bytes) +
@@ -125,7 +126,7 @@ void* atomic_address(rank_t r, std::uintptr_t addr, std::size_t bytes, const cha
 
 std::uint64_t atomic_fetch_window(atomic_op o, atomic_type t, rank_t r, std::uintptr_t addr,
                                   std::uint64_t operand, std::uint64_t compare, const char* call) {
-  pgas_state& s = get_state(call);
+  pgas_context& s = get_context(call);
   rma::window& w = s.window();
   const std::size_t n = transport::amo_type_size(t);
   word origin(operand, n);
@@ -146,7 +147,7 @@ std::uint64_t atomic_fetch_window(atomic_op o, atomic_type t, rank_t r, std::uin
 
 future<> atomic_update_window(atomic_op o, atomic_type t, rank_t r, std::uintptr_t addr,
                               std::uint64_t operand, const char* call) {
-  pgas_state& s = get_state(call);
+  pgas_context& s = get_context(call);
   // The operand stays in place until the flush completes the update (the origin buffer of an
   // accumulate is the caller's until then).
   auto origin = std::make_unique<word>(operand, transport::amo_type_size(t));

@@ -18,13 +18,14 @@
 #include <oneside/runtime/wait.hpp>
 
 #include "comm/window_call.hpp"
+#include "context/pgas_context.hpp"
 #include "error/check.hpp"
-#include "state/hex.hpp"
-#include "state/pgas_state.hpp"
+#include "error/hex.hpp"
 
 namespace oneside::pgas::detail {
 namespace {
 
+using oneside::detail::hex;
 using oneside::detail::raise;
 
 const datatype& bytes_type() noexcept {
@@ -37,11 +38,11 @@ count_t count_of(std::size_t bytes) noexcept {
 
 }  // namespace
 
-pgas_state& checked_state(std::uintptr_t addr, rank_t r, const char* call) {
+pgas_context& checked_context(std::uintptr_t addr, rank_t r, const char* call) {
   if (addr == 0) [[unlikely]] {
     raise(error_class::arg, {.call = call, .target = r}, "the global pointer is null");
   }
-  pgas_state& s = get_state(call);
+  pgas_context& s = get_context(call);
   if (r < 0 || r >= s.size()) [[unlikely]] {
     raise(
         error_class::rank, {.call = call, .target = r},
@@ -55,7 +56,7 @@ pgas_state& checked_state(std::uintptr_t addr, rank_t r, const char* call) {
 // the one at issue so that several puts issued in a row overlap.
 class put_op {
  public:
-  put_op(pgas_state& s, rank_t target) : state_(s), target_(target) {}
+  put_op(pgas_context& s, rank_t target) : state_(s), target_(target) {}
 
   void issue(std::uintptr_t addr, const void* src, std::size_t bytes, bool copy_source) {
     rma::window& w = state_.window();
@@ -100,7 +101,7 @@ class put_op {
   }
 
  private:
-  pgas_state& state_;
+  pgas_context& state_;
   const rank_t target_;
   std::mutex mutex_;  // the source and the remote future poll from any threads
   rma::request request_;
@@ -112,7 +113,7 @@ class put_op {
 
 std::shared_ptr<put_op> put_remote(rank_t r, std::uintptr_t addr, const void* src,
                                    std::size_t bytes, bool copy_source, const char* call) {
-  pgas_state& s = checked_state(addr, r, call);
+  pgas_context& s = checked_context(addr, r, call);
   auto op = std::make_shared<put_op>(s, r);
   through_window(call, [&] { op->issue(addr, src, bytes, copy_source); });
   return op;
@@ -127,7 +128,7 @@ future<> remote_future(const std::shared_ptr<put_op>& op) {
 }
 
 future<> get_remote(rank_t r, std::uintptr_t addr, void* dst, std::size_t bytes, const char* call) {
-  pgas_state& s = checked_state(addr, r, call);
+  pgas_context& s = checked_context(addr, r, call);
   rma::request req = through_window(call, [&] {
     return s.window().rget(dst, count_of(bytes), bytes_type(), r, disp_of(addr), count_of(bytes),
                            bytes_type());
@@ -137,7 +138,7 @@ future<> get_remote(rank_t r, std::uintptr_t addr, void* dst, std::size_t bytes,
 
 future<> put_layout(const void* src, count_t src_count, const datatype& src_type, rank_t r,
                     std::uintptr_t addr, count_t dst_count, const datatype& dst_type) {
-  pgas_state& s = checked_state(addr, r, "rput");
+  pgas_context& s = checked_context(addr, r, "rput");
   auto op = std::make_shared<put_op>(s, r);
   through_window("rput",
                  [&] { op->issue_layout(src, src_count, src_type, addr, dst_count, dst_type); });
@@ -146,7 +147,7 @@ future<> put_layout(const void* src, count_t src_count, const datatype& src_type
 
 future<> get_layout(rank_t r, std::uintptr_t addr, count_t src_count, const datatype& src_type,
                     void* dst, count_t dst_count, const datatype& dst_type) {
-  pgas_state& s = checked_state(addr, r, "rget");
+  pgas_context& s = checked_context(addr, r, "rget");
   rma::request req = through_window("rget", [&] {
     return s.window().rget(dst, dst_count, dst_type, r, disp_of(addr), src_count, src_type);
   });
@@ -164,7 +165,7 @@ datatype strided_type(std::size_t blocks, std::size_t block_len, std::ptrdiff_t 
 }
 
 bool put_value_direct(rank_t r, std::uintptr_t addr, const void* src, std::size_t bytes) noexcept {
-  pgas_state* s = get_state_if_open();
+  pgas_context* s = get_context_if_open();
   if (s == nullptr) [[unlikely]] {
     return false;
   }
@@ -180,13 +181,13 @@ bool put_value_direct(rank_t r, std::uintptr_t addr, const void* src, std::size_
 }
 
 void wake_after_write(rank_t r) noexcept {
-  pgas_state* s = get_state_if_open();
+  pgas_context* s = get_context_if_open();
   if (s == nullptr) return;
   if (oneside::detail::doorbell* bell = s->peer_bell(r)) oneside::detail::notify(*bell);
 }
 
 void wake_after_rmw(rank_t r) noexcept {
-  pgas_state* s = get_state_if_open();
+  pgas_context* s = get_context_if_open();
   if (s == nullptr) return;
   if (oneside::detail::doorbell* bell = s->peer_bell(r)) oneside::detail::notify_after_rmw(*bell);
 }
@@ -204,8 +205,8 @@ std::size_t span_bytes(std::size_t count, std::size_t element, const char* call)
 future<> put_with_signal(const void* src, std::size_t bytes, rank_t r, std::uintptr_t addr,
                          rank_t sig_rank, std::uintptr_t sig_addr, std::uint64_t value,
                          signal_op how) {
-  pgas_state& s = checked_state(addr, r, "rput");
-  (void)checked_state(sig_addr, sig_rank, "rput");
+  pgas_context& s = checked_context(addr, r, "rput");
+  (void)checked_context(sig_addr, sig_rank, "rput");
   if (sig_addr % alignof(std::uint64_t) != 0) {
     raise(error_class::arg, {.call = "rput", .target = sig_rank},
           "the signal word at " + hex(sig_addr) + " is not 8-byte aligned");
@@ -262,7 +263,7 @@ void bad_words(const char* call, const char* why) {
 
 void* wait_address(rank_t r, std::uintptr_t addr, std::size_t bytes, const char* call) {
   if (addr == 0) raise(error_class::arg, {.call = call}, "the word is null");
-  (void)get_state(call);
+  (void)get_context(call);
   if (void* p = local_address(r, addr, bytes)) return p;
   raise(error_class::arg, {.call = call, .target = r},
         "a rank waits on memory it can load and store; the word at " + hex(addr) + " of rank " +
@@ -276,12 +277,12 @@ namespace oneside {
 void fence() {
   // Direct stores are ordered by the release fence; the window's paths may reorder puts to
   // one target, so they are completed (stronger than needed, and only when some are pending).
-  pgas::detail::get_state("fence").flush_if_needed();
+  pgas::detail::get_context("fence").flush_if_needed();
   std::atomic_thread_fence(std::memory_order_release);
 }
 
 void quiet() {
-  pgas::detail::get_state("quiet").flush_if_needed();
+  pgas::detail::get_context("quiet").flush_if_needed();
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 

@@ -10,13 +10,13 @@
 #include <oneside/rma/window.hpp>
 #include <oneside/runtime/error.hpp>
 
-#include "state/pgas_state.hpp"
+#include "context/pgas_context.hpp"
 
 namespace oneside::pgas::detail {
 
-// The state, after rejecting the null pointer (arg) and ranks outside the world (rank: the
+// The pgas context, after rejecting the null pointer (arg) and ranks outside the world (rank: the
 // window would take -2 for proc_null and name its own group).
-pgas_state& checked_state(std::uintptr_t addr, rank_t r, const char* call);
+pgas_context& checked_context(std::uintptr_t addr, rank_t r, const char* call);
 
 // Runs window calls, naming the pgas call in what they raise: "rput via window::put (…)".
 template <class F>

@@ -12,7 +12,7 @@
 
 #include "context/context.hpp"
 #include "error/check.hpp"
-#include "heap/free_list.hpp"  // spin_lock
+#include "sync/spin_lock.hpp"
 
 namespace oneside {
 namespace pgas::detail {

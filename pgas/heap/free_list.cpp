@@ -13,14 +13,15 @@
 #include <string_view>
 
 #include <oneside/runtime/error.hpp>
-#include <oneside/runtime/wait.hpp>
 
 #include "error/check.hpp"
-#include "state/hex.hpp"
+#include "error/hex.hpp"
 
 namespace oneside::pgas::detail {
 
 namespace {
+
+using oneside::detail::hex;
 
 // A tag word: cookie (bits 40..63) | size (bits 4..39, a multiple of 16) | in-use (bit 0).
 using word = std::uint64_t;
@@ -116,13 +117,6 @@ std::string not_a_block(const void* p, std::string_view why) {
 }
 
 }  // namespace
-
-void spin_lock::lock_contended() noexcept {
-  oneside::detail::wait_until([this]() noexcept {
-    return !held_.load(std::memory_order_relaxed) &&
-           !held_.exchange(true, std::memory_order_acquire);
-  });
-}
 
 void free_list::add_arena(void* base, std::size_t bytes) {
   const error_context where{.call = "add_arena", .bytes = bytes};

@@ -5,11 +5,12 @@
 // pointers) is recognised before anything changes.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
+
+#include "sync/spin_lock.hpp"
 
 namespace oneside::pgas::detail {
 
@@ -24,26 +25,6 @@ struct free_list_stats {
   std::size_t free_blocks = 0;
 
   bool operator==(const free_list_stats&) const = default;
-};
-
-// The allocator's lock, for critical sections of tens of nanoseconds: taking it is one
-// atomic exchange and releasing it one store, where a std::mutex pays an atomic
-// read-modify-write on both sides (a quarter of an allocate/deallocate pair, measured). A
-// contended lock() waits the one way (detail::wait_until: spin, yield, sleep). unlock() rings
-// nobody: a waiter that got as far as sleeping (after 220 µs with the default settings)
-// notices the release when its sleep ends, at most ONESIDE_WAIT_SLEEP_MAX_US later.
-class spin_lock {
- public:
-  void lock() noexcept {
-    if (!held_.exchange(true, std::memory_order_acquire)) [[likely]]
-      return;
-    lock_contended();
-  }
-  void unlock() noexcept { held_.store(false, std::memory_order_release); }
-
- private:
-  void lock_contended() noexcept;
-  std::atomic<bool> held_{false};
 };
 
 // Block layout (every block starts 8 bytes past a multiple of 16, its size a multiple of 16):

@@ -15,7 +15,7 @@
 #include <oneside/runtime/transport.hpp>
 
 #include "heap/free_list.hpp"
-#include "state/peer_map.hpp"
+#include "heap/peer_map.hpp"
 
 namespace oneside::pgas::detail {
 

@@ -38,8 +38,8 @@
 #include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
+#include "context/pgas_context.hpp"
 #include "error/check.hpp"
-#include "state/pgas_state.hpp"
 
 namespace oneside::pgas::detail {
 namespace {
@@ -112,7 +112,7 @@ const transport::am_handler_id late_reply_handler =
     transport::register_am_handler("oneside.heap.late_reply", &take_late_reply);
 
 // A job of the owner's heap thread: allocates, growing the heap, and sends the reply.
-void allocate_late(pgas_state& s, rank_t origin, const request_message& m) noexcept {
+void allocate_late(pgas_context& s, rank_t origin, const request_message& m) noexcept {
   std::optional<reply_block> r = reply_of("allocate_on", [&] {
     return std::optional<std::uintptr_t>(
         reinterpret_cast<std::uintptr_t>(s.heap().allocate(m.bytes, m.align, "allocate_on")));
@@ -142,7 +142,7 @@ void serve_request(transport::backend& t, rank_t source, std::span<const std::by
   std::memcpy(&m, payload.data(), sizeof m);
   const bool freeing = static_cast<request_kind>(m.kind) == request_kind::deallocate;
   const std::string_view call = freeing ? "deallocate" : "allocate_on";
-  pgas_state* s = get_state_if_open();
+  pgas_context* s = get_context_if_open();
   const std::optional<reply_block> r = reply_of(call, [&]() -> std::optional<std::uintptr_t> {
     if (s == nullptr) {
       // Only before the pgas layer is set up or after it is gone, when no origin may ask.
@@ -203,7 +203,7 @@ struct heap_request {
   // raised then; nullopt before.
   std::optional<std::uintptr_t> poll() {
     if (!handled) {
-      pgas_state* s = get_state_if_open();
+      pgas_context* s = get_context_if_open();
       if (s == nullptr) {
         raise(error_class::not_open, {.call = "allocate_on"},
               "the runtime closed before the owner replied");
@@ -226,7 +226,7 @@ struct heap_request {
 namespace {
 
 // Sends `m` for `req`, whose poller keeps it alive until its reply is complete.
-void send_request(pgas_state& s, rank_t owner, request_message m, heap_request& req) {
+void send_request(pgas_context& s, rank_t owner, request_message m, heap_request& req) {
   m.reply = reinterpret_cast<std::uintptr_t>(&req.reply);
   s.transport().am_send(owner, request_handler, std::as_bytes(std::span(&m, 1)), &req.sent);
 }
@@ -250,7 +250,7 @@ std::optional<global_ptr<void>> heap_reply::poll() const {
 }
 
 heap_reply heap_allocate_on(rank_t owner, std::size_t bytes, std::size_t align) {
-  pgas_state& s = get_state("allocate_on");
+  pgas_context& s = get_context("allocate_on");
   if (owner < 0 || owner >= s.size()) raise_bad_rank(owner, s.size(), "allocate_on");
   if (!valid_alignment(align)) {
     const error bad(
@@ -279,7 +279,7 @@ heap_reply heap_allocate_on(rank_t owner, std::size_t bytes, std::size_t align) 
 
 future<> heap_deallocate_async(global_ptr<void> p) {
   if (p.is_null()) return make_future();
-  pgas_state& s = get_state("deallocate");
+  pgas_context& s = get_context("deallocate");
   const rank_t owner = p.where();
   if (owner < 0 || owner >= s.size()) raise_bad_rank(owner, s.size(), "deallocate");
   if (owner == s.rank()) {

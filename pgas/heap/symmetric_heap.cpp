@@ -12,13 +12,14 @@
 #include <oneside/pgas/symmetric_heap.hpp>
 #include <oneside/runtime/collectives.hpp>
 
+#include "context/pgas_context.hpp"
 #include "error/check.hpp"
-#include "state/hex.hpp"
-#include "state/pgas_state.hpp"
+#include "error/hex.hpp"
 
 namespace oneside::pgas::detail {
 namespace {
 
+using oneside::detail::hex;
 using oneside::detail::raise;
 
 constexpr std::size_t page = free_list::arena_alignment;
@@ -244,7 +245,7 @@ std::int64_t symmetric_heap::offset_of(std::uintptr_t addr) const noexcept {
 }
 
 std::uintptr_t symmetric_address(rank_t from, std::uintptr_t addr, rank_t to) {
-  pgas_state& s = get_state("global_ptr::on");
+  pgas_context& s = get_context("global_ptr::on");
   const auto ranks = static_cast<rank_t>(s.size());
   ONESIDE_CHECK(
       to >= 0 && to < ranks, error_class::rank, {.call = "global_ptr::on", .target = to},
@@ -261,13 +262,13 @@ std::uintptr_t symmetric_address(rank_t from, std::uintptr_t addr, rank_t to) {
 }
 
 global_ptr<void> symmetric_allocate_bytes(std::size_t bytes, std::size_t align) {
-  pgas_state& s = get_state("symmetric_allocate");
+  pgas_context& s = get_context("symmetric_allocate");
   void* p = s.symmetric().allocate(bytes, align);
   return global_ptr<void>(s.rank(), reinterpret_cast<std::uintptr_t>(p));
 }
 
 void symmetric_free_block(global_ptr<void> p) {
-  pgas_state& s = get_state("symmetric_free");
+  pgas_context& s = get_context("symmetric_free");
   s.symmetric().deallocate(p.where(), p.address());
 }
 
@@ -276,7 +277,7 @@ void symmetric_free_block(global_ptr<void> p) {
 namespace oneside {
 
 heap_stats_t symmetric_heap_stats() {
-  return pgas::detail::get_state("symmetric_heap_stats").symmetric().stats();
+  return pgas::detail::get_context("symmetric_heap_stats").symmetric().stats();
 }
 
 }  // namespace oneside

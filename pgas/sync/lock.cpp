@@ -20,15 +20,15 @@
 #include <oneside/runtime/collectives.hpp>
 #include <oneside/runtime/op.hpp>
 
+#include "context/pgas_context.hpp"
 #include "error/check.hpp"
-#include "state/hex.hpp"
-#include "state/pgas_state.hpp"
+#include "error/hex.hpp"
 
 namespace oneside {
 namespace {
 
+using oneside::detail::hex;
 using oneside::detail::raise;
-using pgas::detail::hex;
 
 // A node as one 64-bit word: (rank + 1) above a 43-bit address field that holds the address
 // divided by 16 (nodes are 16-byte aligned), so 0 is "no node".
@@ -70,7 +70,7 @@ void store_local(std::uint64_t* w, std::uint64_t v) noexcept {
 }  // namespace
 
 dist_lock::dist_lock(rank_t home) : uncaught_(std::uncaught_exceptions()) {
-  pgas::detail::pgas_state& s = pgas::detail::get_state("dist_lock");
+  pgas::detail::pgas_context& s = pgas::detail::get_context("dist_lock");
   const team& world = s.world();
   ONESIDE_CHECK(home >= 0 && home < world.size(), error_class::rank,
                 {.call = "dist_lock", .target = home},
@@ -106,7 +106,7 @@ dist_lock::dist_lock(rank_t home) : uncaught_(std::uncaught_exceptions()) {
 }
 
 dist_lock::~dist_lock() {
-  pgas::detail::pgas_state* s = pgas::detail::get_state_if_open();
+  pgas::detail::pgas_context* s = pgas::detail::get_context_if_open();
   if (s == nullptr) return;  // the runtime closed: the heaps are gone
   try {
     if (std::uncaught_exceptions() <= uncaught_) barrier(s->world());

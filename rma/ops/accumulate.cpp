@@ -6,7 +6,7 @@
 // an active message (chunked to the message size, applied in the order sent, so ordering from
 // one origin holds: SEM-6), with CPU operations under the same stripes. So node peers and
 // remote ranks update a location atomically with respect to each other. See
-// state/rma_state.hpp for why every path takes the locks.
+// ops/stripe_lock.hpp for why every path takes the locks.
 #include "ops/accumulate.hpp"
 
 #include <algorithm>
@@ -16,13 +16,14 @@
 
 #include <oneside/rma/window.hpp>
 
+#include "context/rma_context.hpp"
 #include "datatype/layout.hpp"
 #include "datatype/op_rules.hpp"
 #include "datatype/reduce.hpp"
 #include "error/check.hpp"
 #include "ops/request_state.hpp"
 #include "ops/resolve.hpp"
-#include "state/rma_state.hpp"
+#include "ops/stripe_lock.hpp"
 
 namespace oneside::rma {
 namespace detail {
@@ -207,7 +208,7 @@ void apply_remote(const acc_call& a, const resolved& r, const std::byte* src, st
   std::size_t sent = 0;  // elements shipped so far
   std::size_t i = 0;
   std::size_t within = 0;  // elements of runs[i] already shipped
-  const rma_state& state = rma_state::get(a.call);
+  const rma_context& state = rma_context::get(a.call);
   while (i < runs.size()) {
     // Fill one message with as many (pieces of) runs as fit.
     std::vector<element_run> chunk;
@@ -405,7 +406,7 @@ void apply_accumulate_message(transport::backend& t, rank_t source,
   const std::byte* compare = kind == acc_kind::compare_and_swap ? p : nullptr;
   std::vector<std::byte> old(h.result_address != 0 ? h.elements * ext : 0);
 
-  stripe_guard guard(rma_state::get("rma agent").stripes());
+  stripe_guard guard(rma_context::get("rma agent").stripes());
   for (const element_run& r : runs) guard.cover(r.address, r.elements * ext);
   guard.acquire();
   std::size_t done = 0;

@@ -23,7 +23,7 @@ using transport::amo_type;
 // block is reachable, a transport atomic otherwise.
 std::uint64_t regions_version(window_impl& w, target_view& tv) {
   if (tv.ctl != nullptr) return tv.ctl->regions_version.load(std::memory_order_acquire);
-  return ctl_fetch(w, tv, offsetof(ctl_block, regions_version), amo_op::load, amo_type::u64);
+  return ctl_fetch(w, tv, offsetof(window_ctl, regions_version), amo_op::load, amo_type::u64);
 }
 
 // Whether the snapshot `s` of the target's regions is current, before an access to them: the
@@ -46,11 +46,11 @@ std::uint64_t read_regions_remote(window_impl& w, target_view& tv,
       return (version & 1U) == 0;
     });
     std::uint64_t count = 0;
-    w.transport->get(tv.world, tv.ctl_address + offsetof(ctl_block, region_count),
+    w.transport->get(tv.world, tv.ctl_address + offsetof(window_ctl, region_count),
                      std::as_writable_bytes(std::span(&count, 1)));
     entries.resize(std::min<std::uint64_t>(count, max_regions));
     if (!entries.empty()) {
-      w.transport->get(tv.world, tv.ctl_address + offsetof(ctl_block, regions),
+      w.transport->get(tv.world, tv.ctl_address + offsetof(window_ctl, regions),
                        std::as_writable_bytes(std::span(entries)));
     }
     if (regions_version(w, tv) == version) return version;
@@ -59,7 +59,7 @@ std::uint64_t read_regions_remote(window_impl& w, target_view& tv,
 
 // The same through a pinned control block.
 std::uint64_t read_regions_local(const target_view& tv, std::vector<region_entry>& entries) {
-  ctl_block& c = *tv.ctl;
+  window_ctl& c = *tv.ctl;
   for (;;) {
     std::uint64_t version = 0;
     oneside::wait_until([&] {

@@ -16,13 +16,14 @@
 #include <oneside/runtime/wait.hpp>
 
 #include "context/context.hpp"
+#include "context/rma_context.hpp"
 #include "error/check.hpp"
 #include "team/team_impl.hpp"
 #include "window/window_impl.hpp"
 
 namespace oneside::rma {
 
-using detail::ctl_block;
+using detail::window_ctl;
 using detail::window_impl;
 
 namespace detail {
@@ -103,7 +104,7 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
                 "the base of a window of " + std::to_string(bytes) + " bytes is null");
   ONESIDE_CHECK(bytes <= (std::size_t{1} << 62), error_class::size, {.call = call, .rule = "WIN-4"},
                 "size " + std::to_string(bytes) + " is not a valid window size");
-  detail::rma_state& state = detail::rma_state::get(call);
+  detail::rma_context& state = detail::rma_context::get(call);
   transport::backend& tp = *ctx.transport;
 
   auto w = std::make_unique<window_impl>();
@@ -134,7 +135,7 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
   w->segment = memory_in_segment
                    ? tp.allocate_group(w->team.group().world_ranks(), w->ctl_size() + bytes)
                    : tp.allocate_segment(w->ctl_size());
-  w->own_ctl = new (w->segment.base()) ctl_block{};
+  w->own_ctl = new (w->segment.base()) window_ctl{};
   for (int r = 0; r < 3 * w->size; ++r) {
     new (detail::pscw_posted(w->own_ctl) + r) std::atomic<std::uint64_t>{0};
   }
@@ -232,12 +233,12 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
     tv.size = static_cast<std::size_t>(m.size);
     tv.disp_unit = static_cast<std::ptrdiff_t>(m.disp_unit);
     // The control block and the stripe table are reached by load/store where the transport
-    // allows (node peers), otherwise through the transport (ctl null: sync.cpp, resolve.cpp).
+    // allows (node peers), otherwise through the transport (ctl null: sync/, resolve.cpp).
     tv.ctl_address = static_cast<std::uintptr_t>(m.ctl);
     tv.ctl_pin = tp.pin(tv.world, tv.ctl_address, w->ctl_size());
     tv.stripes_pin =
         tp.pin(tv.world, static_cast<std::uintptr_t>(m.stripes), sizeof(detail::stripe_table));
-    tv.ctl = static_cast<ctl_block*>(tv.ctl_pin.get());
+    tv.ctl = static_cast<window_ctl*>(tv.ctl_pin.get());
     tv.regions_version =
         tv.ctl != nullptr ? &tv.ctl->regions_version
                           : &detail::regions_seen(w->own_ctl, w->size)[static_cast<std::size_t>(r)];
@@ -451,7 +452,7 @@ namespace {
 
 // Writes the attached regions into the control block under its sequence lock.
 void publish_regions(window_impl& w) {
-  ctl_block& c = *w.own_ctl;
+  window_ctl& c = *w.own_ctl;
   const std::uint64_t v = c.regions_version.load(std::memory_order_relaxed);
   c.regions_version.store(v + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);

@@ -16,7 +16,7 @@
 #include <oneside/runtime/error.hpp>
 #include <oneside/runtime/transport.hpp>
 
-#include "state/rma_state.hpp"
+#include "ops/stripe_lock.hpp"
 
 namespace oneside::rma::detail {
 
@@ -30,8 +30,8 @@ struct region_entry {
 // One per member per window, in exposed memory. Peers change it with atomics (lock word) or
 // read it under its sequence lock (regions), never with the owner's help: node peers through
 // a pinned mapping (CPU atomics, loads), other ranks through the transport at the block's
-// address in the owner's space (amo, get; see ctl_remote.hpp).
-struct ctl_block {
+// address in the owner's space (amo, get; see ctl_fetch and ctl_update below).
+struct window_ctl {
   alignas(64) std::atomic<std::uint64_t> lock{0};  // exclusive bit | shared holders
   std::atomic<std::uint32_t> lock_waiters{0};      // ranks waiting for the lock (to wake them)
   alignas(64) std::atomic<std::uint64_t> regions_version{0};  // odd while changing
@@ -40,21 +40,21 @@ struct ctl_block {
 };
 inline constexpr std::uint64_t lock_exclusive = std::uint64_t{1} << 63;
 
-// Right after each member's ctl_block, the PSCW counters: two arrays with one word per member
+// Right after each member's window_ctl, the PSCW counters: two arrays with one word per member
 // of the window. They only grow, so successive epochs match in order (SYN-13):
 //   posted[r]    posts of member r whose group held this member (r adds 1; this member's
 //                access to r in its k-th epoch including r waits until posted[r] >= k);
 //   completed[r] completes of member r's access epochs that included this member (r adds 1;
 //                this member's k-th wait covering r waits until completed[r] >= k).
-inline std::atomic<std::uint64_t>* pscw_posted(ctl_block* c) noexcept {
+inline std::atomic<std::uint64_t>* pscw_posted(window_ctl* c) noexcept {
   return reinterpret_cast<std::atomic<std::uint64_t>*>(c + 1);
 }
-inline std::atomic<std::uint64_t>* pscw_completed(ctl_block* c, int members) noexcept {
+inline std::atomic<std::uint64_t>* pscw_completed(window_ctl* c, int members) noexcept {
   return pscw_posted(c) + members;
 }
 // The same words as offsets from the start of the block (for access through the transport).
 inline std::size_t pscw_posted_offset(rank_t r) noexcept {
-  return sizeof(ctl_block) + static_cast<std::size_t>(r) * sizeof(std::uint64_t);
+  return sizeof(window_ctl) + static_cast<std::size_t>(r) * sizeof(std::uint64_t);
 }
 inline std::size_t pscw_completed_offset(rank_t r, int members) noexcept {
   return pscw_posted_offset(members) + static_cast<std::size_t>(r) * sizeof(std::uint64_t);
@@ -64,7 +64,7 @@ inline std::size_t pscw_completed_offset(rank_t r, int members) noexcept {
 // after every attach and detach, before the call returns, when this member cannot read r's
 // control block itself). An origin's snapshot of r's regions is current while its version
 // equals regions_seen[r]: a local load instead of a round trip to r per operation.
-inline std::atomic<std::uint64_t>* regions_seen(ctl_block* c, int members) noexcept {
+inline std::atomic<std::uint64_t>* regions_seen(window_ctl* c, int members) noexcept {
   return pscw_posted(c) + 2 * members;
 }
 inline std::size_t regions_seen_offset(rank_t r, int members) noexcept {
@@ -73,10 +73,10 @@ inline std::size_t regions_seen_offset(rank_t r, int members) noexcept {
 // Bytes of one member's control block with its PSCW counters and region notices, in pages.
 inline std::size_t ctl_bytes(int members) noexcept {
   const std::size_t raw =
-      sizeof(ctl_block) + 3 * static_cast<std::size_t>(members) * sizeof(std::uint64_t);
+      sizeof(window_ctl) + 3 * static_cast<std::size_t>(members) * sizeof(std::uint64_t);
   return (raw + 4095) & ~std::size_t{4095};
 }
-static_assert(sizeof(ctl_block) % alignof(std::atomic<std::uint64_t>) == 0);
+static_assert(sizeof(window_ctl) % alignof(std::atomic<std::uint64_t>) == 0);
 
 // A region of a dynamic window as an origin sees it.
 struct region_view {
@@ -113,7 +113,7 @@ struct target_view {
   // of the target is only ever direct (direct_base, region_view::direct) when the control block
   // and the stripe table are reachable too.
   std::uintptr_t ctl_address = 0;
-  ctl_block* ctl = nullptr;
+  window_ctl* ctl = nullptr;
   // Dynamic windows: the word that says which version of the target's region table is
   // current: its regions_version when `ctl` is reachable, else the target's notice in this
   // member's own block (regions_seen). One load either way (find_direct, resolve_target).
@@ -126,7 +126,7 @@ struct target_view {
   std::atomic<bool> agent_pending{false};
   // Operations to this target that went through the transport (not this process's own loads
   // and stores), and how many of them a flush has completed: a flush with nothing new to
-  // complete is a fence (flush_target in sync.cpp).
+  // complete is a fence (flush_target in sync/flush.cpp).
   std::atomic<std::uint64_t> transport_ops{0};
   std::atomic<std::uint64_t> transport_flushed{0};
   std::uintptr_t stripes_address = 0;
@@ -154,7 +154,7 @@ struct epoch_state {
   // lock() epochs whose lock was taken through the transport (never this process's own) and
   // that no operation has used yet. While this process waits for another lock it lets them go
   // and takes them again (as if they had been taken lazily, which the spec allows), so
-  // processes that each hold one and wait for the next cannot wait in a cycle (sync.cpp).
+  // processes that each hold one and wait for the next cannot wait in a cycle (sync/passive.cpp).
   // covers() is false for them: the first operation takes the checked path, which moves the
   // epoch to `locks` (touch_lock), under untouched_mutex (operations may come from several
   // threads).
@@ -239,7 +239,7 @@ struct window_impl {
 
   transport::segment segment;    // control block, followed by the memory of allocate windows
   transport::exposure exposure;  // create: the user's memory
-  ctl_block* own_ctl = nullptr;
+  window_ctl* own_ctl = nullptr;
   // allocate_shared: the memory this member made (its part, or everyone's for member 0 of a
   // contiguous window), and every member's part as seen from here.
   transport::segment shared_memory;
@@ -303,7 +303,7 @@ inline void note_transport_op(target_view& tv) noexcept {
 void flush_target(window_impl& w, target_view& tv);
 
 // Blocks (through the waiting primitive) until the post matching the current access epoch
-// arrived from `target`, which the epoch includes but has not seen post yet (sync.cpp).
+// arrived from `target`, which the epoch includes but has not seen post yet (sync/pscw.cpp).
 void await_post(window_impl& w, rank_t target);
 
 }  // namespace oneside::rma::detail

@@ -1,5 +1,6 @@
 // The waiting primitive: doorbells (shared futex words) and the escalating backoff
-// spin -> yield -> sleep. See include/oneside/runtime/wait.hpp for the protocol.
+// spin -> yield -> sleep, and oneside::wake, which rings other ranks' doorbells through the
+// transport. See include/oneside/runtime/wait.hpp for the protocol.
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -7,12 +8,15 @@
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sched.h>
+#include <span>
+#include <string>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <oneside/runtime/wait.hpp>
 
 #include "context/context.hpp"
+#include "error/check.hpp"
 
 namespace oneside::detail {
 namespace {
@@ -166,3 +170,29 @@ void backoff::sleep_step(std::uint32_t seen) noexcept {
 }
 
 }  // namespace oneside::detail
+
+namespace oneside {
+namespace {
+
+void check_wake_target(const detail::context& c, rank_t rank) {
+  ONESIDE_CHECK(rank >= 0 && rank < c.world.size(), error_class::rank,
+                error_context{.call = "wake", .target = rank},
+                "rank " + std::to_string(rank) + " is not a rank of the job (0 to " +
+                    std::to_string(c.world.size() - 1) + ")");
+}
+
+}  // namespace
+
+void wake(rank_t rank) {
+  detail::context& c = detail::require_context("wake");
+  check_wake_target(c, rank);
+  c.transport->wake(rank);
+}
+
+void wake(std::span<const rank_t> ranks) {
+  detail::context& c = detail::require_context("wake");
+  for (rank_t r : ranks) check_wake_target(c, r);
+  c.transport->wake(ranks);
+}
+
+}  // namespace oneside

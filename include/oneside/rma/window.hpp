@@ -9,7 +9,8 @@
 // raised before any byte moves, with the spec's error classes; by default they throw
 // oneside::error (the C++ form of "errors return"), set_error_handler(errors::fatal) aborts
 // the job instead (ERR-2). A window is a move-only handle; free() (or destruction) is
-// collective over the window's group.
+// collective over the window's group. Scopes that hold an epoch (lock_epoch, lock_all_epoch,
+// fence_epoch, access_epoch, exposure_epoch) are in epoch.hpp.
 #pragma once
 
 #include <cstddef>
@@ -240,22 +241,6 @@ class window {
   }
   explicit window(std::unique_ptr<detail::window_impl> impl) noexcept;
   std::unique_ptr<detail::window_impl> impl_;
-};
-
-// RAII helpers over the spec's calls (extras, never replacements).
-class passive_epoch {  // lock(type, target) … unlock(target)
- public:
-  passive_epoch(window& w, rank_t target, lock_type type, mode assert = mode::none)
-      : w_(&w), target_(target) {
-    w.lock(type, target, assert);
-  }
-  passive_epoch(const passive_epoch&) = delete;
-  passive_epoch& operator=(const passive_epoch&) = delete;
-  ~passive_epoch() noexcept(false) { w_->unlock(target_); }
-
- private:
-  window* w_;
-  rank_t target_;
 };
 
 }  // namespace oneside::rma

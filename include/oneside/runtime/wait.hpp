@@ -2,11 +2,15 @@
 // backoff: spin briefly, then yield the CPU, then sleep on this process's doorbell, a futex
 // in shared memory that peers ring when they change something a waiter may need. Jobs stay
 // correct and fast when ranks outnumber cores. This is the single place that later becomes
-// fiber-aware.
+// fiber-aware. For programs: oneside::wait_until, and oneside::wake for the rank that
+// changed what another rank waits for.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <span>
+
+#include <oneside/runtime/types.hpp>
 
 #if defined(__SANITIZE_THREAD__)
 extern "C" void __tsan_acquire(void* addr);
@@ -222,8 +226,27 @@ void wait_until(doorbell& bell, const wait_policy& policy, Pred&& done) noexcept
 }  // namespace oneside::detail
 
 namespace oneside {
+
 // For programs that poll their own memory (a flag a peer writes): returns once done() is
 // true, waiting the way oneside does (spin, yield, sleep). A peer that changes the memory
-// should call transport::current().wake(rank) so a sleeping waiter notices at once.
+// should call oneside::wake(rank) so a sleeping waiter notices at once.
 using detail::wait_until;
+
+// Wakes the threads of world rank `rank` sleeping in oneside::wait_until (or in any other
+// oneside wait) so that they look again at what they wait for. Cheap when none sleeps: on the
+// same node a memory fence and one load; a rank on another node is sent an empty message.
+// Call it after changing memory that a thread of `rank` waits on, once the change is visible
+// there (a put completed by flush or unlock): a waiter woken earlier looks, finds nothing new
+// and sleeps again, and then notices the change only when that sleep ends, up to
+// ONESIDE_WAIT_SLEEP_MAX_US later. The pgas layer's put-with-signal, single-value puts and
+// atomics wake their target themselves; rma puts and the transfers of spans do not.
+// Not collective; any thread may call it, concurrently.
+// Errors: not_open (no runtime is open), rank (`rank` is not a rank of the world; nothing is
+// woken).
+void wake(rank_t rank);
+
+// wake() for several world ranks at once, with one memory fence for all; an empty span wakes
+// nobody. Errors as wake(rank): every rank is checked before any is woken.
+void wake(std::span<const rank_t> ranks);
+
 }  // namespace oneside

@@ -1,6 +1,6 @@
-// The pgas layer's per-process state (pgas_state.hpp) and the calls of global_ptr.hpp and
+// The pgas layer's per-process context (pgas_context.hpp) and the calls of global_ptr.hpp and
 // heap.hpp that need it.
-#include "state/pgas_state.hpp"
+#include "context/pgas_context.hpp"
 
 #include <atomic>
 #include <memory>
@@ -15,25 +15,27 @@
 
 #include "context/context.hpp"
 #include "error/check.hpp"
+#include "error/hex.hpp"
 #include "settings/settings.hpp"
-#include "state/hex.hpp"
 
 namespace oneside::pgas::detail {
 namespace {
 
 using oneside::detail::context;
+using oneside::detail::hex;
 
-struct state_handle {
-  explicit state_handle(context& c) : state(c) {
-    g_current_state.store(&state, std::memory_order_release);
+// The layer's slot in the runtime's context: publishes the pgas context while it lives.
+struct context_slot {
+  explicit context_slot(context& c) : pgas(c) {
+    g_current_context.store(&pgas, std::memory_order_release);
   }
-  ~state_handle() { g_current_state.store(nullptr, std::memory_order_release); }
-  pgas_state state;
+  ~context_slot() { g_current_context.store(nullptr, std::memory_order_release); }
+  pgas_context pgas;
 };
 
 void open_pgas(context& c) {
   c.layer_state[static_cast<std::size_t>(oneside::detail::layer::pgas)] =
-      std::make_shared<state_handle>(c);
+      std::make_shared<context_slot>(c);
 }
 
 [[maybe_unused]] const bool registered =
@@ -41,7 +43,7 @@ void open_pgas(context& c) {
 
 }  // namespace
 
-pgas_state::pgas_state(context& c)
+pgas_context::pgas_context(context& c)
     : transport_(*c.transport),
       world_(c.world),
       rank_(c.world.rank()),
@@ -70,7 +72,7 @@ pgas_state::pgas_state(context& c)
   window_.lock_all();
 }
 
-pgas_state::~pgas_state() {
+pgas_context::~pgas_context() {
   try {
     if (window_.is_valid()) window_.unlock_all();
   } catch (...) {
@@ -78,15 +80,15 @@ pgas_state::~pgas_state() {
   }
 }
 
-void pgas_state::flush_through(std::uint64_t n) {
+void pgas_context::flush_through(std::uint64_t n) {
   window_.flush_all();
   std::uint64_t f = flushed_.load(std::memory_order_relaxed);
   while (f < n && !flushed_.compare_exchange_weak(f, n, std::memory_order_acq_rel)) {
   }
 }
 
-pgas_state& get_state(std::string_view call) {
-  pgas_state* s = get_state_if_open();
+pgas_context& get_context(std::string_view call) {
+  pgas_context* s = get_context_if_open();
   if (s == nullptr) [[unlikely]] {
     (void)oneside::detail::require_context(call);  // raises not_open
     oneside::detail::raise(error_class::intern, {.call = call},
@@ -96,23 +98,23 @@ pgas_state& get_state(std::string_view call) {
 }
 
 bool is_local_rank(rank_t r) noexcept {
-  pgas_state* s = get_state_if_open();
+  pgas_context* s = get_context_if_open();
   return s != nullptr && s->is_local_rank(r);
 }
 
 void* local_address(rank_t r, std::uintptr_t addr, std::size_t bytes) noexcept {
-  pgas_state* s = get_state_if_open();
+  pgas_context* s = get_context_if_open();
   return s != nullptr ? s->local_address(r, addr, bytes) : nullptr;
 }
 
 rank_t my_rank_if_open() noexcept {
-  pgas_state* s = get_state_if_open();
+  pgas_context* s = get_context_if_open();
   return s != nullptr ? s->rank() : -1;
 }
 
 void* local_or_raise(rank_t r, std::uintptr_t addr, std::size_t bytes) {
   if (addr == 0) return nullptr;
-  (void)get_state("global_ptr::local");
+  (void)get_context("global_ptr::local");
   if (void* p = local_address(r, addr, bytes)) return p;
   oneside::detail::raise(error_class::arg, {.call = "global_ptr::local", .target = r},
                          "the memory at " + hex(addr) + " of rank " + std::to_string(r) +
@@ -127,7 +129,7 @@ void different_ranks(rank_t a, rank_t b) {
 }
 
 rank_t my_rank() {
-  return get_state("global_ptr").rank();
+  return get_context("global_ptr").rank();
 }
 
 namespace {
@@ -138,7 +140,7 @@ namespace {
 }  // namespace
 
 global_ptr<void> heap_allocate(std::size_t bytes, std::size_t align) {
-  pgas_state& s = get_state("allocate");
+  pgas_context& s = get_context("allocate");
   void* p = s.heap().allocate(bytes, align);
   return global_ptr<void>(s.rank(), reinterpret_cast<std::uintptr_t>(p));
 }
@@ -152,7 +154,7 @@ namespace {
                              std::to_string(p.where()) + "'s heap; only its owner frees it");
 }
 
-void* own_block(const pgas_state& s, global_ptr<void> p, std::string_view call) {
+void* own_block(const pgas_context& s, global_ptr<void> p, std::string_view call) {
   if (p.where() != s.rank()) [[unlikely]] {
     not_own_block(p, call);
   }
@@ -162,7 +164,7 @@ void* own_block(const pgas_state& s, global_ptr<void> p, std::string_view call) 
 
 void heap_deallocate(global_ptr<void> p) {
   if (p.is_null()) return;
-  pgas_state& s = get_state("deallocate");
+  pgas_context& s = get_context("deallocate");
   s.heap().deallocate(own_block(s, p, "deallocate"));
 }
 
@@ -170,7 +172,7 @@ void heap_deallocate(global_ptr<void> p) {
 void heap_deallocate_any(global_ptr<void> p) {
   if (p.is_null()) return;
   // This rank's block: heap_deallocate(p), whose other checks (open, own rank) hold here.
-  pgas_state* s = get_state_if_open();
+  pgas_context* s = get_context_if_open();
   if (s != nullptr && p.where() == s->rank()) [[likely]] {
     s->heap().deallocate(reinterpret_cast<void*>(p.address()));
     return;
@@ -179,7 +181,7 @@ void heap_deallocate_any(global_ptr<void> p) {
 }
 
 void heap_check_block(global_ptr<void> p) {
-  pgas_state& s = get_state("deallocate");
+  pgas_context& s = get_context("deallocate");
   s.heap().check_block(own_block(s, p, "deallocate"));
 }
 
@@ -188,7 +190,7 @@ void heap_check_block(global_ptr<void> p) {
 namespace oneside {
 
 heap_stats_t heap_stats() {
-  return pgas::detail::get_state("heap_stats").heap().stats();
+  return pgas::detail::get_context("heap_stats").heap().stats();
 }
 
 }  // namespace oneside

@@ -1,5 +1,4 @@
-// What the rma layer keeps per process: the striped accumulate lock table and the id of the
-// active-message handler that applies accumulates at their target.
+// The striped accumulate locks of a rank's memory.
 //
 // Every accumulate-family operation on a location (accumulate, get_accumulate, fetch_and_op,
 // compare_and_swap and their request forms; on every path: a direct store from a node peer,
@@ -10,18 +9,15 @@
 // 2.3 ns, a locked xadd 2.6 ns; 1024 doubles: 0.28 us locked vs 3.1 us as CAS loops). Stripes
 // are 4 KiB pages of the owner's address space (hashed into 1024 cache-line-sized locks):
 // updates of disjoint blocks by different origins proceed in parallel, and an 8 KiB update
-// takes two locks. The table lives in
-// exposed memory so node peers lock it directly; keys are addresses in the owner's space, so
-// two windows over the same memory share locks.
+// takes two locks. The table lives in exposed memory (one per process, made with the rma
+// layer's context, context/rma_context.hpp) so node peers lock it directly; keys are addresses
+// in the owner's space, so two windows over the same memory share locks.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
-
-#include <oneside/runtime/transport.hpp>
 
 namespace oneside::rma::detail {
 
@@ -71,23 +67,6 @@ class stripe_guard {
   bool many_ = false;
   bool held_ = false;
   std::array<std::uint64_t, stripe_count / 64> wanted_{};  // a bit per stripe, when many_
-};
-
-class rma_state {
- public:
-  rma_state();
-  // This process's state; created by the first window. error(not_open) without a runtime.
-  static rma_state& get(std::string_view call);
-
-  stripe_table& stripes() noexcept { return *static_cast<stripe_table*>(stripes_.base()); }
-  std::uintptr_t stripes_address() const noexcept { return stripes_.address(); }
-  transport::am_handler_id accumulate_handler() const noexcept { return accumulate_handler_; }
-  std::uint64_t next_window_serial() noexcept { return ++window_serial_; }
-
- private:
-  transport::segment stripes_;
-  transport::am_handler_id accumulate_handler_;
-  std::uint64_t window_serial_ = 0;
 };
 
 }  // namespace oneside::rma::detail

@@ -1,4 +1,4 @@
-// The pgas layer's per-process state (internal): made on every rank when the runtime opens
+// The pgas layer's per-process context (internal): made on every rank when the runtime opens
 // (the job-wide dynamic window is collective) and released when it closes. It holds the
 // window every pgas operation goes through (in a lock_all epoch for its whole life), this
 // rank's heap, the map of node peers' heap memory and the table of load/store-reachable ranks.
@@ -14,8 +14,8 @@
 #include <oneside/runtime/transport.hpp>
 
 #include "heap/global_heap.hpp"
+#include "heap/peer_map.hpp"
 #include "heap/symmetric_heap.hpp"
-#include "state/peer_map.hpp"
 
 namespace oneside::detail {
 struct context;
@@ -23,12 +23,12 @@ struct context;
 
 namespace oneside::pgas::detail {
 
-class pgas_state {
+class pgas_context {
  public:
-  explicit pgas_state(oneside::detail::context& c);
-  pgas_state(const pgas_state&) = delete;
-  pgas_state& operator=(const pgas_state&) = delete;
-  ~pgas_state();
+  explicit pgas_context(oneside::detail::context& c);
+  pgas_context(const pgas_context&) = delete;
+  pgas_context& operator=(const pgas_context&) = delete;
+  ~pgas_context();
 
   transport::backend& transport() noexcept { return transport_; }
   const oneside::team& world() const noexcept { return world_; }
@@ -101,21 +101,21 @@ class pgas_state {
   rma::window window_;
 };
 
-// The state of the open runtime; error(not_open) naming `call` when none is open.
-pgas_state& get_state(std::string_view call);
-// Where the open runtime's state is (pgas_state.cpp sets and clears it).
-inline std::atomic<pgas_state*> g_current_state{nullptr};
-// The state, or null when the runtime is not open (no error).
-inline pgas_state* get_state_if_open() noexcept {
-  return g_current_state.load(std::memory_order_acquire);
+// The pgas context of the open runtime; error(not_open) naming `call` when none is open.
+pgas_context& get_context(std::string_view call);
+// Where the open runtime's pgas context is (pgas_context.cpp sets and clears it).
+inline std::atomic<pgas_context*> g_current_context{nullptr};
+// The pgas context, or null when the runtime is not open (no error).
+inline pgas_context* get_context_if_open() noexcept {
+  return g_current_context.load(std::memory_order_acquire);
 }
-// get_state for a call named by a C string: its length is only taken on the error path (the
+// get_context for a call named by a C string: its length is only taken on the error path (the
 // operations' hot paths pass their names this way).
-inline pgas_state& get_state(const char* call) {
-  if (pgas_state* s = get_state_if_open()) [[likely]] {
+inline pgas_context& get_context(const char* call) {
+  if (pgas_context* s = get_context_if_open()) [[likely]] {
     return *s;
   }
-  return get_state(std::string_view(call));
+  return get_context(std::string_view(call));
 }
 
 }  // namespace oneside::pgas::detail

@@ -1,9 +1,7 @@
-// fence, lock/unlock, lock_all/unlock_all, flush*, sync (SYN-5 … SYN-7, SYN-15 … SYN-28,
-// SYN-32, SYN-33) with the epoch checks the spec asks for. Passive-target locks are a word in
-// each member's control block, changed with atomics by the origins alone (the target is never
+// Passive-target synchronization: lock/unlock, lock_all/unlock_all (SYN-15 … SYN-20,
+// SYN-34) with the epoch checks the spec asks for. Passive-target locks are a word in each
+// member's control block, changed with atomics by the origins alone (the target is never
 // involved: SYN-4); waiters that go to sleep are counted there so the releaser can wake them.
-// Every call here is a full memory and compiler barrier (SEM-13), even when the transport
-// completes operations at once.
 //
 // A control block this process cannot load and store (another node) is changed with the
 // transport's atomics at its address in the owner's space, by the same protocols. Those
@@ -11,9 +9,7 @@
 // (its result is in place only once it ran); a write that must be seen before a later access
 // (a release before reading lock_waiters, a waiter's registration before it looks again) is
 // flushed to that rank first; waiting on another rank's lock re-checks it with a transport
-// atomic through the waiting primitive. What a rank waits for in its own control block (PSCW
-// counters) stays a local load; the owner applies such an update itself and wakes its own
-// waiters (transport::backend::amo), so the updater neither flushes nor wakes it.
+// atomic through the waiting primitive.
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -22,46 +18,27 @@
 #include <vector>
 
 #include <oneside/rma/window.hpp>
-#include <oneside/runtime/collectives.hpp>
-#include <oneside/runtime/group.hpp>
 #include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
+#include "sync/sync.hpp"
 #include "window/window_impl.hpp"
 
 namespace oneside::rma {
 namespace {
 
-using detail::ctl_block;
+using detail::check_assert;
+using detail::check_target;
+using detail::complete_all;
 using detail::lock_exclusive;
 using detail::target_view;
+using detail::window_ctl;
 using detail::window_impl;
 using transport::amo_op;
 using transport::amo_type;
 
-constexpr std::size_t lock_offset = offsetof(ctl_block, lock);
-constexpr std::size_t waiters_offset = offsetof(ctl_block, lock_waiters);
-
-constexpr unsigned all_modes = 0x1FU;
-
-void check_assert(window_impl& w, std::string_view call, mode assert) {
-  if ((static_cast<unsigned>(assert) & ~all_modes) != 0) [[unlikely]] {
-    w.fail(error_class::assert_, w.where(call, "SYN-29"),
-           "assertion " + std::to_string(static_cast<unsigned>(assert)) +
-               " has bits that name no mode");
-  }
-}
-
-[[noreturn]] void bad_target(window_impl& w, std::string_view call, rank_t target) {
-  w.fail(error_class::rank, w.where(call, "COM-10", target),
-         "rank " + std::to_string(target) + " is not in the window's group");
-}
-
-inline void check_target(window_impl& w, std::string_view call, rank_t target) {
-  if (target < 0 || target >= w.size) [[unlikely]] {
-    bad_target(w, call, target);
-  }
-}
+constexpr std::size_t lock_offset = offsetof(window_ctl, lock);
+constexpr std::size_t waiters_offset = offsetof(window_ctl, lock_waiters);
 
 // Waits (through the waiting primitive) until `acquired()` holds, counted as a lock waiter.
 template <class Acquire>
@@ -311,37 +288,7 @@ void drop_shared_holders(window_impl& w, const std::vector<rank_t>& targets) {
   e.untouched_locks.erase(u);
 }
 
-void complete_all(window_impl& w) {
-  w.transport->flush_all();  // a full barrier itself
-}
-
 }  // namespace
-
-void window::fence(mode assert) {
-  window_impl& w = checked("window::fence");
-  check_assert(w, "window::fence", assert);
-  detail::epoch_state& e = w.epoch;
-  if (e.passive()) {
-    w.fail(error_class::rma_sync, w.where("window::fence", "SYN-34"),
-           "fence inside a passive-target epoch (unlock or unlock_all first)");
-  }
-  if (e.started || e.posted) {
-    w.fail(error_class::rma_sync, w.where("window::fence", "SYN-34"),
-           e.started ? "fence inside a start epoch (complete first)"
-                     : "fence inside a post epoch (wait or test first)");
-  }
-  if (any(assert& mode::noprecede) && e.fence_open &&
-      e.fence_used.load(std::memory_order_relaxed)) {
-    w.fail(error_class::rma_sync, w.where("window::fence", "SYN-32"),
-           "fence(noprecede) with RMA operations issued since the previous fence");
-  }
-  // Operations complete at their targets before anyone leaves the fence (MEM-8); the barrier
-  // also orders the members' memory (SYN-5, SYN-6).
-  complete_all(w);
-  barrier(w.team);
-  e.fence_open = !any(assert& mode::nosucceed);
-  e.fence_used.store(false, std::memory_order_relaxed);
-}
 
 void window::lock(lock_type type, rank_t target, mode assert) {
   window_impl& w = checked("window::lock");
@@ -465,262 +412,6 @@ void window::unlock_all() {
   }
   e.lock_all = false;
   e.lock_all_assert = mode::none;
-}
-
-// ---- general active target (PSCW) ----------------------------------------------------------
-
-namespace {
-
-// Fills `out` (kept between epochs: no allocation per epoch) with the window ranks of `g`'s
-// members, and e.wake_worlds with the world ranks of those whose control block this process
-// changes with CPU atomics (the others apply the transport's atomics themselves and wake
-// their own waiters: transport::backend::amo); error(group) when one is not in the
-// window's group (`out` is only read while its epoch is open, so a half-filled one is
-// harmless).
-void window_ranks(window_impl& w, std::string_view call, const oneside::group& g,
-                  std::vector<rank_t>& out) {
-  out.clear();
-  std::vector<rank_t>& worlds = w.epoch.wake_worlds;
-  worlds.clear();
-  const oneside::group& members = w.team.group();
-  for (rank_t world : g.world_ranks()) {
-    const rank_t r = members.from_world(world);
-    if (r == no_rank) {
-      w.fail(error_class::group, w.where(call, "SYN-8"),
-             "world rank " + std::to_string(world) +
-                 " of the group is not a member of the window's group");
-    }
-    out.push_back(r);
-    if (w.target(r).ctl != nullptr) worlds.push_back(world);
-  }
-}
-
-// An access or exposure epoch may not begin while a fence epoch has operations pending.
-void check_fence_closed(window_impl& w, std::string_view call) {
-  const detail::epoch_state& e = w.epoch;
-  if (e.fence_open && e.fence_used.load(std::memory_order_relaxed)) {
-    w.fail(error_class::rma_sync, w.where(call, "SYN-34"),
-           "a fence epoch has RMA operations pending (fence first)");
-  }
-}
-
-bool all_completed(window_impl& w) {
-  detail::epoch_state& e = w.epoch;
-  std::atomic<std::uint64_t>* completed = detail::pscw_completed(w.own_ctl, w.size);
-  for (rank_t o : e.exposure_group) {
-    const auto i = static_cast<std::size_t>(o);
-    if (completed[i].load(std::memory_order_acquire) < e.exposure_epochs[i]) return false;
-  }
-  return true;
-}
-
-void close_exposure(window_impl& w) {
-  // Every origin's operations are complete here: later loads see them (SYN-11, MEM-9).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  oneside::detail::cross_process_acquire();
-  w.epoch.posted = false;
-}
-
-void check_exposure_open(window_impl& w, std::string_view call) {
-  if (!w.epoch.posted) {
-    w.fail(error_class::rma_sync, w.where(call, "SYN-12"),
-           "no post epoch is open on this window (post first; after test returned true, "
-           "post again)");
-  }
-}
-
-}  // namespace
-
-void window::post(const oneside::group& origins, mode assert) {
-  window_impl& w = checked("window::post");
-  check_assert(w, "window::post", assert);
-  detail::epoch_state& e = w.epoch;
-  if (e.posted) {
-    w.fail(error_class::rma_sync, w.where("window::post", "SYN-3"),
-           "post inside a post epoch (exposure epochs are disjoint; wait first)");
-  }
-  // Locally detectable only for lock(self); lock_all beside a post epoch is left alone (the
-  // checker is never stricter than the spec).
-  if (e.has_lock(w.rank)) {
-    w.fail(error_class::rma_sync, w.where("window::post", "SYN-20"),
-           "post while this process holds a lock on its own window (unlock first)");
-  }
-  check_fence_closed(w, "window::post");
-  window_ranks(w, "window::post", origins, e.exposure_group);
-  // Stores to the window before post are visible to the origins' accesses (SYN-14).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  oneside::detail::cross_process_release();
-  for (rank_t o : e.exposure_group) {
-    ++e.exposure_epochs[static_cast<std::size_t>(o)];
-    target_view& tv = w.target(o);
-    if (tv.ctl != nullptr) {
-      detail::pscw_posted(tv.ctl)[static_cast<std::size_t>(w.rank)].fetch_add(
-          1, std::memory_order_release);
-    } else {
-      // The origin applies it and wakes itself; completed at this process's next flush.
-      detail::ctl_update(w, tv, detail::pscw_posted_offset(w.rank), amo_op::add, amo_type::u64, 1);
-    }
-  }
-  w.transport->wake(std::span<const rank_t>(e.wake_worlds));
-  e.posted = true;
-}
-
-void window::start(const oneside::group& targets, mode assert) {
-  window_impl& w = checked("window::start");
-  check_assert(w, "window::start", assert);
-  detail::epoch_state& e = w.epoch;
-  if (e.started || e.passive()) {
-    w.fail(error_class::rma_sync, w.where("window::start", "SYN-2"),
-           e.started    ? "start inside a start epoch (complete first)"
-           : e.lock_all ? "start inside a lock_all epoch"
-                        : "start inside a lock epoch");
-  }
-  check_fence_closed(w, "window::start");
-  window_ranks(w, "window::start", targets, e.access_group);
-  std::atomic<std::uint64_t>* posted = detail::pscw_posted(w.own_ctl);
-  for (rank_t t : e.access_group) {
-    const auto i = static_cast<std::size_t>(t);
-    const std::uint64_t k = ++e.access_epochs[i];
-    // NOCHECK promises the post happened already (SYN-30); otherwise look without waiting:
-    // an operation to a target whose post has not arrived waits for it (start never blocks).
-    const bool seen = any(assert& mode::nocheck) || posted[i].load(std::memory_order_acquire) >= k;
-    e.access[i] = seen ? detail::epoch_state::post_seen : detail::epoch_state::awaiting_post;
-  }
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  oneside::detail::cross_process_acquire();
-  e.started = true;
-  e.fence_open = false;
-}
-
-void detail::flush_target(window_impl& w, target_view& tv) {
-  const std::uint64_t ops = tv.transport_ops.load(std::memory_order_acquire);
-  std::uint64_t done = tv.transport_flushed.load(std::memory_order_relaxed);
-  if (ops != done) {
-    w.transport->flush(tv.world);
-    // Everything counted before `ops` was read is complete now (never lower the mark).
-    while (done < ops &&
-           !tv.transport_flushed.compare_exchange_weak(done, ops, std::memory_order_relaxed)) {
-    }
-  }
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // loads and stores: SEM-13
-  oneside::detail::cross_process_sync();
-}
-
-void detail::await_post(window_impl& w, rank_t target) {
-  detail::epoch_state& e = w.epoch;
-  const auto i = static_cast<std::size_t>(target);
-  std::atomic<std::uint64_t>& posted = detail::pscw_posted(w.own_ctl)[i];
-  const std::uint64_t k = e.access_epochs[i];
-  oneside::wait_until([&] { return posted.load(std::memory_order_acquire) >= k; });
-  e.access[i] = detail::epoch_state::post_seen;
-}
-
-void window::complete() {
-  window_impl& w = checked("window::complete");
-  detail::epoch_state& e = w.epoch;
-  if (!e.started) {
-    w.fail(error_class::rma_sync, w.where("window::complete", "SYN-9"), "complete without start");
-  }
-  // Everything of the epoch is applied at its targets before they learn of the complete, so
-  // their wait implies completion there (SYN-11, MEM-9), active-message operations included.
-  for (rank_t t : e.access_group) {
-    if (e.access[static_cast<std::size_t>(t)] == detail::epoch_state::post_seen) {
-      detail::flush_target(w, w.target(t));
-    }
-  }
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  oneside::detail::cross_process_release();
-  std::vector<rank_t>& worlds = e.wake_worlds;
-  worlds.clear();
-  for (rank_t t : e.access_group) {
-    target_view& tv = w.target(t);
-    if (tv.ctl != nullptr) {
-      detail::pscw_completed(tv.ctl, w.size)[static_cast<std::size_t>(w.rank)].fetch_add(
-          1, std::memory_order_release);
-      worlds.push_back(tv.world);
-    } else {
-      // The target applies it and wakes itself (after the operations, flushed above).
-      detail::ctl_update(w, tv, detail::pscw_completed_offset(w.rank, w.size), amo_op::add,
-                         amo_type::u64, 1);
-    }
-    e.access[static_cast<std::size_t>(t)] = detail::epoch_state::not_accessed;
-  }
-  w.transport->wake(std::span<const rank_t>(worlds));
-  e.access_group.clear();
-  e.started = false;
-}
-
-void window::wait() {
-  window_impl& w = checked("window::wait");
-  check_exposure_open(w, "window::wait");
-  if (!all_completed(w)) oneside::wait_until([&] { return all_completed(w); });
-  close_exposure(w);
-}
-
-bool window::test() {
-  window_impl& w = checked("window::test");
-  check_exposure_open(w, "window::test");
-  if (!all_completed(w)) return false;
-  close_exposure(w);
-  return true;
-}
-
-// ---- flush and sync ------------------------------------------------------------------------
-
-namespace {
-
-inline void check_flush(window_impl& w, std::string_view call, rank_t target) {
-  const detail::epoch_state& e = w.epoch;
-  if (e.lock_all && target >= 0 && target < w.size) return;  // the common case
-  if (!e.passive()) {
-    w.fail(error_class::rma_sync, w.where(call, "SYN-23", target),
-           "flush and sync need a passive-target epoch (lock or lock_all)");
-  }
-  if (target == proc_null) return;
-  check_target(w, call, target);
-  if (!e.lock_all && !e.has_lock(target)) {
-    w.fail(error_class::rma_sync, w.where(call, "SYN-23", target),
-           "target " + std::to_string(target) + " is not locked by this process");
-  }
-}
-
-}  // namespace
-
-void window::flush(rank_t target) {
-  window_impl& w = checked("window::flush");
-  check_flush(w, "window::flush", target);
-  if (target != proc_null) {
-    detail::flush_target(w, w.target(target));
-  } else {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-  }
-}
-
-void window::flush_all() {
-  window_impl& w = checked("window::flush_all");
-  check_flush(w, "window::flush_all", proc_null);
-  complete_all(w);
-}
-
-void window::flush_local(rank_t target) {
-  window_impl& w = checked("window::flush_local");
-  check_flush(w, "window::flush_local", target);
-  if (target != proc_null) w.transport->flush_local(w.target(target).world);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-}
-
-void window::flush_local_all() {
-  window_impl& w = checked("window::flush_local_all");
-  check_flush(w, "window::flush_local_all", proc_null);
-  w.transport->flush_local_all();
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-}
-
-void window::sync() {
-  window_impl& w = checked("window::sync");
-  check_flush(w, "window::sync", proc_null);
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // private and public copies agree (SYN-28)
-  oneside::detail::cross_process_sync();
 }
 
 }  // namespace oneside::rma

@@ -1,14 +1,9 @@
-// The rma layer's per-process state and the stripe locks (see rma_state.hpp).
-#include "state/rma_state.hpp"
+// The stripe locks (see stripe_lock.hpp).
+#include "ops/stripe_lock.hpp"
 
 #include <bit>
-#include <memory>
-#include <mutex>
 
 #include <oneside/runtime/wait.hpp>
-
-#include "context/context.hpp"
-#include "ops/accumulate.hpp"
 
 namespace oneside::rma::detail {
 
@@ -75,21 +70,6 @@ void stripe_guard::release() noexcept {
   if (!held_) return;
   for_each([&](std::size_t i) { table_->stripes[i].word.store(0, std::memory_order_release); });
   held_ = false;
-}
-
-rma_state::rma_state()
-    : stripes_(transport::current().allocate_segment(sizeof(stripe_table))),
-      accumulate_handler_(
-          transport::register_am_handler("oneside.rma.accumulate", &apply_accumulate_message)) {
-  new (stripes_.base()) stripe_table{};
-}
-
-rma_state& rma_state::get(std::string_view call) {
-  static std::mutex creation;  // windows may be created by several threads at once
-  std::lock_guard lock(creation);
-  std::shared_ptr<void>& slot = oneside::detail::layer_state(oneside::detail::layer::rma, call);
-  if (!slot) slot = std::make_shared<rma_state>();
-  return *static_cast<rma_state*>(slot.get());
 }
 
 }  // namespace oneside::rma::detail

@@ -1,4 +1,4 @@
-// Addresses in the pgas layer's error messages: "0x7f3a…".
+// Addresses in error messages, as "0x7f3a…" (the pgas layer names heap addresses this way).
 #pragma once
 
 #include <array>
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace oneside::pgas::detail {
+namespace oneside::detail {
 
 inline std::string hex(std::uintptr_t a) {
   std::array<char, 2 * sizeof(std::uintptr_t)> digits{};
@@ -17,4 +17,4 @@ inline std::string hex(const void* p) {
   return hex(reinterpret_cast<std::uintptr_t>(p));
 }
 
-}  // namespace oneside::pgas::detail
+}  // namespace oneside::detail

@@ -1,5 +1,5 @@
 // The directory of heap segments and node peers' mappings of them (peer_map.hpp).
-#include "state/peer_map.hpp"
+#include "heap/peer_map.hpp"
 
 #include <string>
 

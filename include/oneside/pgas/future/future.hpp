@@ -1,0 +1,158 @@
+// The future<T> handle and the futures made ready: make_future, make_exception_future. Where
+// continuations run and who may call what are in <oneside/pgas/future.hpp>, the header to
+// include for futures (it also brings promise, when_all, async and progress).
+#pragma once
+
+#include <exception>
+#include <memory>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include <oneside/pgas/future/state.hpp>
+#include <oneside/pgas/future/then.hpp>
+
+namespace oneside {
+
+// A handle on a value of type T (or just an event, T = void) that becomes ready once.
+// future<> default-constructs ready; a default future<T> of a non-void T has no state and
+// every call on it raises error(arg). Values are returned by copy (as UPC++ does): each copy
+// of a future may ask for its result, so none can take it away.
+template <class T>
+class future {
+  static_assert(std::is_void_v<T> || (std::is_object_v<T> && !std::is_array_v<T> &&
+                                      std::is_same_v<T, std::remove_cv_t<T>>),
+                "future<T>: T is void or a non-const object type");
+
+ public:
+  using value_type = T;
+
+  future() noexcept = default;
+
+  // True once the result is there; polls the operation once when it is not.
+  bool is_ready() const {
+    if (ready_.has_value()) return true;
+    pgas::detail::state<T>* s = checked("future::is_ready");
+    return s == nullptr || s->poll();
+  }
+
+  // Waits until ready, making progress (progress()) and then sleeping the one way
+  // (detail::wait_until; woken when another thread readies the future). Returns a copy of
+  // the value, or rethrows the exception the future failed with.
+  T wait() const {
+    if constexpr (pgas::detail::inline_value<T>) {
+      if (ready_.has_value()) return ready_.value;
+    }
+    pgas::detail::state<T>* s = checked("future::wait");
+    if constexpr (std::is_void_v<T>) {
+      if (s == nullptr) return;
+    }
+    s->wait();
+    return value_of(*s);
+  }
+
+  // The result of a ready future (rethrows its exception); error(arg) when not ready.
+  T result() const {
+    if constexpr (pgas::detail::inline_value<T>) {
+      if (ready_.has_value()) return ready_.value;
+    }
+    pgas::detail::state<T>* s = checked("future::result");
+    if constexpr (std::is_void_v<T>) {
+      if (s == nullptr) return;
+    }
+    if (!s->poll()) pgas::detail::raise_not_ready("future::result");
+    return value_of(*s);
+  }
+
+  // A future of fn(value) (fn() for future<>): fn runs once this future is ready, at once
+  // when it already is (see the file comment for the thread). When fn returns a future<U>,
+  // the result is future<U>, ready when that one is. An exception of this future skips fn
+  // and passes on; an exception thrown by fn fails the returned future.
+  template <pgas::detail::continuation_for<T> Fn>
+  future<pgas::detail::then_value_t<T, std::decay_t<Fn>>> then(Fn&& fn) const {
+    using R = pgas::detail::then_value_t<T, std::decay_t<Fn>>;
+    if constexpr (pgas::detail::inline_value<T>) {
+      if (ready_.has_value()) {
+        std::decay_t<Fn> f(std::forward<Fn>(fn));
+        return pgas::detail::run_now<R>(f, ready_.value);
+      }
+    }
+    pgas::detail::state<T>* s = checked("future::then");
+    if constexpr (std::is_void_v<T>) {
+      if (s == nullptr) {
+        std::decay_t<Fn> f(std::forward<Fn>(fn));
+        return pgas::detail::run_now<R>(f);
+      }
+    }
+    if (s->is_ready() && !s->has_failed()) {
+      std::decay_t<Fn> f(std::forward<Fn>(fn));
+      if constexpr (std::is_void_v<T>) {
+        return pgas::detail::run_now<R>(f);
+      } else {
+        return pgas::detail::run_now<R>(f, s->value());
+      }
+    }
+    auto dst = std::make_shared<pgas::detail::state<R>>();
+    if (s->is_ready()) {
+      std::decay_t<Fn> f(std::forward<Fn>(fn));
+      pgas::detail::settle(s, f, dst);
+    } else {
+      s->add_continuation(
+          pgas::detail::make_continuation([dst, f = std::decay_t<Fn>(std::forward<Fn>(fn))](
+                                              pgas::detail::state_base& ready) mutable noexcept {
+            pgas::detail::settle(static_cast<const pgas::detail::state<T>*>(&ready), f, dst);
+          }));
+    }
+    return pgas::detail::future_access::make<R>(std::move(dst));
+  }
+
+ private:
+  friend struct pgas::detail::future_access;
+  explicit future(std::shared_ptr<pgas::detail::state<T>> s) noexcept : state_(std::move(s)) {}
+  template <pgas::detail::inline_value U>
+  future(pgas::detail::ready_tag, const U& v) noexcept : ready_(v) {}
+
+  // The state, or null for a default future<> (ready); raises for a default future<T>.
+  pgas::detail::state<T>* checked(std::string_view call) const {
+    if constexpr (!std::is_void_v<T>) {
+      if (state_ == nullptr) pgas::detail::raise_invalid_future(call);
+    }
+    return state_.get();
+  }
+  static T value_of(const pgas::detail::state<T>& s) {
+    s.rethrow_if_failed();
+    if constexpr (!std::is_void_v<T>) return s.value();
+  }
+
+  std::shared_ptr<pgas::detail::state<T>> state_;
+  [[no_unique_address]] pgas::detail::ready_slot<T> ready_;  // a ready value held in place
+};
+
+// A ready future holding `v`.
+template <class V>
+future<std::decay_t<V>> make_future(V&& v) {
+  if constexpr (pgas::detail::inline_value<std::decay_t<V>>) {
+    return pgas::detail::future_access::make_ready<std::decay_t<V>>(v);
+  }
+  auto s = std::make_shared<pgas::detail::state<std::decay_t<V>>>();
+  s->emplace(std::forward<V>(v));
+  s->publish();
+  return pgas::detail::future_access::make<std::decay_t<V>>(std::move(s));
+}
+
+// A ready future<>.
+inline future<> make_future() noexcept {
+  return {};
+}
+
+// A ready future that failed with `e` (non-null, else error(arg)): wait() rethrows it.
+template <class T = void>
+future<T> make_exception_future(std::exception_ptr e) {
+  if (e == nullptr) pgas::detail::raise_null_exception("make_exception_future");
+  auto s = std::make_shared<pgas::detail::state<T>>();
+  s->store_exception(std::move(e));
+  s->publish();
+  return pgas::detail::future_access::make<T>(std::move(s));
+}
+
+}  // namespace oneside
