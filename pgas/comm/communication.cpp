@@ -1,24 +1,22 @@
-// The slow paths of rput/rget (communication.hpp) and put-with-signal (signal.hpp): memory
-// this process cannot load and store is reached through the pgas layer's window, which the
-// state keeps in a lock_all epoch. Remote completion is the window's flush of the target.
+// The remote paths of rput/rget (communication.hpp) and put-with-signal (signal.hpp): memory
+// this process does not load and store is reached through the rma layer's access interface
+// (rma/access/access.hpp), and completed through the pgas context's completion counter: a
+// future of a remote operation is its ticket (future/state.hpp, op_ticket), made ready by one
+// flush of its target (ticket_poll) or by quiet(); continuations attached to one wait for
+// the completion that covers it (ticket_state).
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cstring>
 #include <limits>
-#include <mutex>
+#include <memory>
 #include <string>
-#include <vector>
 
 #include <oneside/pgas/communication.hpp>
 #include <oneside/pgas/signal.hpp>
-#include <oneside/rma/request.hpp>
-#include <oneside/rma/window.hpp>
 #include <oneside/runtime/copy.hpp>
 #include <oneside/runtime/wait.hpp>
 
-#include "comm/window_call.hpp"
-#include "context/pgas_context.hpp"
+#include "comm/remote.hpp"
 #include "error/check.hpp"
 #include "error/hex.hpp"
 
@@ -32,9 +30,19 @@ const datatype& bytes_type() noexcept {
   return datatype::of<std::byte>();
 }
 
-count_t count_of(std::size_t bytes) noexcept {
-  return static_cast<count_t>(bytes);
-}
+// A state readied when the completion counter completes its ticket (then(), when_all() on a
+// remote operation's future). It keeps itself alive until then.
+class ticket_waiter final : public state<void>, public rma::detail::completion_waiter {
+ public:
+  void arm(std::shared_ptr<ticket_waiter> self) noexcept { self_ = std::move(self); }
+  void completed() noexcept override {
+    publish();
+    self_.reset();  // last: publish() ran the continuations
+  }
+
+ private:
+  std::shared_ptr<ticket_waiter> self_;
+};
 
 }  // namespace
 
@@ -51,107 +59,62 @@ pgas_context& checked_context(std::uintptr_t addr, rank_t r, const char* call) {
   return s;
 }
 
-// A put through the window. Its source completion is the request's (or immediate for a
-// copied value); its remote completion is a flush of the target, done at the first poll after
-// the one at issue so that several puts issued in a row overlap.
-class put_op {
- public:
-  put_op(pgas_context& s, rank_t target) : state_(s), target_(target) {}
+// ---- the futures of remote operations --------------------------------------------------
 
-  void issue(std::uintptr_t addr, const void* src, std::size_t bytes, bool copy_source) {
-    rma::window& w = state_.window();
-    if (copy_source) {
-      copy_.assign(static_cast<const std::byte*>(src), static_cast<const std::byte*>(src) + bytes);
-      w.put(copy_.data(), count_of(bytes), bytes_type(), target_, disp_of(addr), count_of(bytes),
-            bytes_type());
-      source_done_ = true;
-    } else {
-      request_ = w.rput(src, count_of(bytes), bytes_type(), target_, disp_of(addr), count_of(bytes),
-                        bytes_type());
-    }
-    ticket_ = state_.note_window_operation();
+bool ticket_poll(const op_ticket& t) {
+  pgas_context& s = get_context("future::wait");
+  s.ops().complete(s.transport(), t.rank, t.value);
+  return true;
+}
+
+std::shared_ptr<state<void>> ticket_state(const op_ticket& t) {
+  pgas_context& s = get_context("future::then");
+  auto w = std::make_shared<ticket_waiter>();
+  if (s.ops().is_complete(t.rank, t.value)) {
+    w->publish();
+    return w;
   }
+  w->arm(w);
+  s.ops().when_complete(t.rank, t.value, *w);
+  return w;
+}
 
-  void issue_layout(const void* src, count_t src_count, const datatype& src_type,
-                    std::uintptr_t addr, count_t dst_count, const datatype& dst_type) {
-    request_ =
-        state_.window().rput(src, src_count, src_type, target_, disp_of(addr), dst_count, dst_type);
-    ticket_ = state_.note_window_operation();
-  }
+// ---- data movement ---------------------------------------------------------------------
 
-  bool source_complete() {
-    std::lock_guard lock(mutex_);
-    if (!source_done_) source_done_ = request_.test();
-    return source_done_;
-  }
-
-  bool remote_complete(bool& first_poll) {
-    if (first_poll) {  // the poll at issue: let the caller issue more before flushing
-      first_poll = false;
-      return false;
-    }
-    std::lock_guard lock(mutex_);
-    if (!remote_done_) {
-      if (!state_.flushed_through(ticket_)) state_.window().flush(target_);  // else quiet() did
-      request_.wait();  // complete locally too after the flush: frees the request
-      source_done_ = true;
-      remote_done_ = true;
-    }
-    return true;
-  }
-
- private:
-  pgas_context& state_;
-  const rank_t target_;
-  std::mutex mutex_;  // the source and the remote future poll from any threads
-  rma::request request_;
-  std::uint64_t ticket_ = 0;
-  std::vector<std::byte> copy_;
-  bool source_done_ = false;
-  bool remote_done_ = false;
-};
-
-std::shared_ptr<put_op> put_remote(rank_t r, std::uintptr_t addr, const void* src,
-                                   std::size_t bytes, bool copy_source, const char* call) {
+future<> put_remote(rank_t r, std::uintptr_t addr, const void* src, std::size_t bytes,
+                    const char* call) {
   pgas_context& s = checked_context(addr, r, call);
-  auto op = std::make_shared<put_op>(s, r);
-  through_window(call, [&] { op->issue(addr, src, bytes, copy_source); });
-  return op;
-}
-
-future<> source_future(const std::shared_ptr<put_op>& op) {
-  return make_pending_future([op] { return op->source_complete(); });
-}
-
-future<> remote_future(const std::shared_ptr<put_op>& op) {
-  return make_pending_future([op, first = true]() mutable { return op->remote_complete(first); });
+  const rma::detail::access_target to = resolve_remote(s, r, addr, bytes, call);
+  return ticket_future(r, rma::detail::put(s.transport(), to, src, bytes, s.ops()));
 }
 
 future<> get_remote(rank_t r, std::uintptr_t addr, void* dst, std::size_t bytes, const char* call) {
   pgas_context& s = checked_context(addr, r, call);
-  rma::request req = through_window(call, [&] {
-    return s.window().rget(dst, count_of(bytes), bytes_type(), r, disp_of(addr), count_of(bytes),
-                           bytes_type());
-  });
-  return make_pending_future([req = std::move(req)]() mutable { return req.test(); });
+  const rma::detail::access_target from = resolve_remote(s, r, addr, bytes, call);
+  return ticket_future(r, rma::detail::get_deferred(s.transport(), from, dst, bytes, s.ops()));
+}
+
+void get_now(rank_t r, std::uintptr_t addr, void* dst, std::size_t bytes, const char* call) {
+  pgas_context& s = checked_context(addr, r, call);
+  rma::detail::get(s.transport(), resolve_remote(s, r, addr, bytes, call), dst, bytes);
 }
 
 future<> put_layout(const void* src, count_t src_count, const datatype& src_type, rank_t r,
                     std::uintptr_t addr, count_t dst_count, const datatype& dst_type) {
   pgas_context& s = checked_context(addr, r, "rput");
-  auto op = std::make_shared<put_op>(s, r);
-  through_window("rput",
-                 [&] { op->issue_layout(src, src_count, src_type, addr, dst_count, dst_type); });
-  return remote_future(op);
+  const rma::detail::access_target to =
+      rma::detail::resolve(s.transport(), r, addr, dst_count, dst_type, "rput");
+  return ticket_future(r, rma::detail::put_layout(s.transport(), to, src, src_count, src_type,
+                                                  dst_count, dst_type, s.ops(), "rput"));
 }
 
 future<> get_layout(rank_t r, std::uintptr_t addr, count_t src_count, const datatype& src_type,
                     void* dst, count_t dst_count, const datatype& dst_type) {
   pgas_context& s = checked_context(addr, r, "rget");
-  rma::request req = through_window("rget", [&] {
-    return s.window().rget(dst, dst_count, dst_type, r, disp_of(addr), src_count, src_type);
-  });
-  return make_pending_future([req = std::move(req)]() mutable { return req.test(); });
+  const rma::detail::access_target from =
+      rma::detail::resolve(s.transport(), r, addr, src_count, src_type, "rget");
+  return ticket_future(r, rma::detail::get_layout(s.transport(), from, dst, dst_count, dst_type,
+                                                  src_count, src_type, s.ops(), "rget"));
 }
 
 datatype strided_type(std::size_t blocks, std::size_t block_len, std::ptrdiff_t stride,
@@ -211,13 +174,18 @@ future<> put_with_signal(const void* src, std::size_t bytes, rank_t r, std::uint
     raise(error_class::arg, {.call = "rput", .target = sig_rank},
           "the signal word at " + hex(sig_addr) + " is not 8-byte aligned");
   }
-  void* data = local_address(r, addr, bytes);
-  void* sig = local_address(sig_rank, sig_addr, sizeof(std::uint64_t));
-  if (data != nullptr && sig != nullptr && s.atomics_direct()) {
-    // Both load/store reachable and every atomic on the signal is a CPU atomic (atomic.hpp):
-    // copy, then store or add with release order.
-    oneside::detail::copy_bytes(data, src, bytes);
-    std::atomic_ref<std::uint64_t> word(*static_cast<std::uint64_t*>(sig));
+  transport::backend& t = s.transport();
+  const rma::detail::access_target data = resolve_remote(s, r, addr, bytes, "rput");
+  const rma::detail::access_target sig =
+      resolve_remote(s, sig_rank, sig_addr, sizeof(std::uint64_t), "rput");
+  // The data, visible at r before the signal can be (one flush of r when it is in flight).
+  const std::uint64_t ticket = rma::detail::put(t, data, src, bytes, s.ops());
+  if (ticket != 0) s.ops().complete(t, r, ticket);
+  // The signal: an atomic, as every other update of a signal word is (atomic.hpp). Mapped
+  // here it is a CPU atomic with release order, and this process wakes the owner's waiters;
+  // otherwise the owner applies it and wakes them.
+  if (sig.local != nullptr) {
+    std::atomic_ref<std::uint64_t> word(*reinterpret_cast<std::uint64_t*>(sig.local));
     if (how == signal_op::set) {
       word.store(value, std::memory_order_release);
     } else {
@@ -226,23 +194,11 @@ future<> put_with_signal(const void* src, std::size_t bytes, rank_t r, std::uint
     wake_after_write(sig_rank);
     return {};
   }
-  rma::window& w = s.window();
-  through_window("rput", [&] {
-    if (data != nullptr) {
-      oneside::detail::copy_bytes(data, src, bytes);
-    } else {
-      w.put(src, count_of(bytes), bytes_type(), r, disp_of(addr), count_of(bytes), bytes_type());
-      w.flush(r);  // the data is visible at r before the signal can be
-    }
-    // The signal takes the window's atomic path (the one every other atomic on it takes),
-    // whose owner-side application wakes the owner's waiters.
-    w.accumulate(&value, 1, datatype::of<std::uint64_t>(), sig_rank, disp_of(sig_addr), 1,
-                 datatype::of<std::uint64_t>(), how == signal_op::set ? op::replace : op::sum);
-    w.flush(sig_rank);
-  });
-  // The owner's application of the accumulate (its agent, or the transport's atomic) wakes
-  // its waiters; one applied here through a mapping does not.
-  wake_after_write(sig_rank);
+  const transport::amo_args update{
+      how == signal_op::set ? transport::amo_op::store : transport::amo_op::add,
+      transport::amo_type::u64, value, 0};
+  const std::uint64_t signalled = rma::detail::update(t, sig, update, s.ops());
+  if (signalled != 0) s.ops().complete(t, sig_rank, signalled);
   return {};
 }
 
@@ -275,14 +231,16 @@ void* wait_address(rank_t r, std::uintptr_t addr, std::size_t bytes, const char*
 namespace oneside {
 
 void fence() {
-  // Direct stores are ordered by the release fence; the window's paths may reorder puts to
-  // one target, so they are completed (stronger than needed, and only when some are pending).
-  pgas::detail::get_context("fence").flush_if_needed();
+  // Puts and atomics in flight may reorder on a network path: completed (stronger than
+  // needed, and only when some are in flight). Direct stores are ordered by the fence.
+  pgas::detail::pgas_context& s = pgas::detail::get_context("fence");
+  if (!s.ops().is_idle()) s.ops().complete_all(s.transport());
   std::atomic_thread_fence(std::memory_order_release);
 }
 
 void quiet() {
-  pgas::detail::get_context("quiet").flush_if_needed();
+  pgas::detail::pgas_context& s = pgas::detail::get_context("quiet");
+  if (!s.ops().is_idle()) s.ops().complete_all(s.transport());
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 

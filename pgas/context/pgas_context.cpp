@@ -3,6 +3,7 @@
 #include "context/pgas_context.hpp"
 
 #include <atomic>
+#include <exception>
 #include <memory>
 #include <span>
 #include <string>
@@ -10,7 +11,6 @@
 
 #include <oneside/pgas/global_ptr.hpp>
 #include <oneside/pgas/heap.hpp>
-#include <oneside/rma/window.hpp>
 #include <oneside/runtime/transport.hpp>
 
 #include "context/context.hpp"
@@ -45,45 +45,34 @@ void open_pgas(context& c) {
 
 pgas_context::pgas_context(context& c)
     : transport_(*c.transport),
+      reach_(c.transport->reach()),
       world_(c.world),
       rank_(c.world.rank()),
-      cpu_atomics_(c.transport->caps().atomics_coherent_with_cpu),
-      atomics_direct_(cpu_atomics_ &&
-                      c.transport->node_ranks().size() == static_cast<std::size_t>(c.world.size())),
       local_(static_cast<std::size_t>(c.world.size()), 0),
-      peers_(std::make_unique<peer_map>(*c.transport, c.world)),
-      window_(rma::window::create_dynamic(c.world)) {
+      ops_(c.world.size()) {
   bells_.assign(local_.size(), nullptr);
   for (rank_t r : transport_.node_ranks()) {
     local_[static_cast<std::size_t>(r)] = 1;
     if (r != rank_) bells_[static_cast<std::size_t>(r)] = transport_.peer_doorbell(r);
   }
   heap_ = std::make_unique<global_heap>(
-      transport_, window_, *peers_,
+      transport_,
       static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_SEGMENT_BYTES")),
       static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_MAX_BYTES")));
   // The same settings, a budget of its own.
   symmetric_ = std::make_unique<symmetric_heap>(
-      transport_, world_, window_, *peers_,
+      transport_, world_,
       static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_SEGMENT_BYTES")),
       static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_MAX_BYTES")));
-  // One passive-target epoch on every rank for the job's life, as SHMEM over MPI does: every
-  // pgas operation may go to any rank at any time.
-  window_.lock_all();
 }
 
 pgas_context::~pgas_context() {
   try {
-    if (window_.is_valid()) window_.unlock_all();
+    // What this rank issued completes before the memory goes (the runtime's close is a
+    // barrier after this).
+    if (std::uncaught_exceptions() == 0) ops_.complete_all(transport_);
   } catch (...) {
-    // A failed peer at close: the window's free reports it.
-  }
-}
-
-void pgas_context::flush_through(std::uint64_t n) {
-  window_.flush_all();
-  std::uint64_t f = flushed_.load(std::memory_order_relaxed);
-  while (f < n && !flushed_.compare_exchange_weak(f, n, std::memory_order_acq_rel)) {
+    // A failed peer at close: the runtime reports it.
   }
 }
 

@@ -1,7 +1,8 @@
 // The pgas layer's per-process context (internal): made on every rank when the runtime opens
-// (the job-wide dynamic window is collective) and released when it closes. It holds the
-// window every pgas operation goes through (in a lock_all epoch for its whole life), this
-// rank's heap, the map of node peers' heap memory and the table of load/store-reachable ranks.
+// and released when it closes. It holds this rank's heaps, the counter that completes the
+// operations the layer issues through the rma access interface (rma/access/access.hpp:
+// quiet(), the futures of remote puts and updates), and the doorbells of node peers. Which
+// memory this process loads and stores is the transport's table (transport::reach_table).
 #pragma once
 
 #include <atomic>
@@ -10,11 +11,10 @@
 #include <string_view>
 #include <vector>
 
-#include <oneside/rma/window.hpp>
 #include <oneside/runtime/transport.hpp>
 
+#include "access/access.hpp"
 #include "heap/global_heap.hpp"
-#include "heap/peer_map.hpp"
 #include "heap/symmetric_heap.hpp"
 
 namespace oneside::detail {
@@ -44,61 +44,27 @@ class pgas_context {
     return static_cast<std::size_t>(r) < bells_.size() ? bells_[static_cast<std::size_t>(r)]
                                                        : nullptr;
   }
-  // Whether CPU atomics on node peers' memory and the transport's atomics act on one value
-  // (shm: yes; a network transport: no, so every atomic takes the window's path).
-  bool cpu_atomics() const noexcept { return cpu_atomics_; }
-  // Whether an atomic may be a CPU atomic on the mapped word: CPU atomics are the transport's
-  // and every rank of the job loads and stores every other's heap. Otherwise some rank
-  // reaches each word through the window, whose accumulate paths lock the word's stripe and
-  // use plain stores, so every atomic (the owner's too) must take the window's path.
-  bool atomics_direct() const noexcept { return atomics_direct_; }
   global_heap& heap() noexcept { return *heap_; }
   symmetric_heap& symmetric() noexcept { return *symmetric_; }
-  peer_map& peers() noexcept { return *peers_; }
-  rma::window& window() noexcept { return window_; }
-
-  // quiet()'s bookkeeping: operations issued through the window that a flush_all completes.
-  // Called after issuing one; returns its ticket.
-  std::uint64_t note_window_operation() noexcept {
-    return issued_.fetch_add(1, std::memory_order_acq_rel) + 1;
-  }
-  // Whether a flush_all since the operation of `ticket` was issued has completed it (so its
-  // future need not flush its target again).
-  bool flushed_through(std::uint64_t ticket) const noexcept {
-    return flushed_.load(std::memory_order_acquire) >= ticket;
-  }
-  // flush_all when an operation was issued since the last one (any thread's).
-  void flush_if_needed() {
-    const std::uint64_t n = issued_.load(std::memory_order_acquire);
-    if (flushed_.load(std::memory_order_acquire) < n) flush_through(n);
-  }
-  // The pointer through which this process loads and stores (r, addr … addr + bytes), or
-  // null (see pgas::detail::local_address).
+  // The operations issued through the access interface and their completion.
+  rma::detail::completion_counter& ops() noexcept { return ops_; }
+  // The pointer through which this process loads and stores (r, addr … addr + bytes): memory
+  // r exposed that is mapped here (every rank's own exposed memory, and node peers' on shm),
+  // else null. Inline: the transport's table, no virtual call.
   void* local_address(rank_t r, std::uintptr_t addr, std::size_t bytes) noexcept {
-    if (r == rank_) return reinterpret_cast<void*>(addr);
-    if (!is_local_rank(r)) return nullptr;
-    if (void* p = peers_->resolve(r, addr, bytes)) return p;  // heap memory: no virtual call
-    return transport_.direct(r, addr, bytes);                 // other exposed memory
+    return reach_.local(r, addr, bytes);
   }
 
  private:
-  void flush_through(std::uint64_t issued);
-
   transport::backend& transport_;
+  transport::reach_table& reach_;
   const oneside::team& world_;
   rank_t rank_;
-  bool cpu_atomics_;
-  bool atomics_direct_;
   std::vector<char> local_;                        // by world rank: load/store reachable from here
   std::vector<oneside::detail::doorbell*> bells_;  // by world rank: see peer_bell
-  std::atomic<std::uint64_t> issued_{0};
-  std::atomic<std::uint64_t> flushed_{0};
-  std::unique_ptr<peer_map> peers_;
-  // Destroyed before the window (whose free is collective at close, local when a rank fails),
-  // declared first so that it goes after it: the segments outlive the window.
+  rma::detail::completion_counter ops_;
   std::unique_ptr<global_heap> heap_;
-  std::unique_ptr<symmetric_heap> symmetric_;  // likewise
-  rma::window window_;
+  std::unique_ptr<symmetric_heap> symmetric_;
 };
 
 // The pgas context of the open runtime; error(not_open) naming `call` when none is open.

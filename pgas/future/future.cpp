@@ -1,6 +1,9 @@
 // The compiled half of futures and promises: readiness, continuation lists, waiting and
 // waking, the promise's dependency count, and the registry of pending polled states that
 // progress() drives.
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <iterator>
 #include <mutex>
 #include <string>
@@ -11,6 +14,7 @@
 #include <oneside/runtime/wait.hpp>
 
 #include "context/context.hpp"
+#include "context/pgas_context.hpp"
 #include "error/check.hpp"
 #include "sync/spin_lock.hpp"
 
@@ -281,6 +285,17 @@ void add_pending(std::shared_ptr<state_base> s) {
 void progress() noexcept {
   using pgas::detail::state_base;
   pgas::detail::run_deferred();  // continuations readied by the one this thread is in
+  // Remote operations with continuations waiting for them: their targets are flushed, which
+  // readies those continuations' states (communication.cpp, ticket_state).
+  if (pgas::detail::pgas_context* c = pgas::detail::get_context_if_open();
+      c != nullptr && c->ops().has_waiters()) {
+    try {
+      c->ops().drive(c->transport());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "oneside: progress failed: %s\n", e.what());
+      std::abort();
+    }
+  }
   pgas::detail::pending_registry& r = pgas::detail::registry();
   if (r.count.load(std::memory_order_acquire) == 0) return;
   std::vector<std::shared_ptr<state_base>> batch;

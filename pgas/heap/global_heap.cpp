@@ -18,11 +18,8 @@ constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept {
 
 }  // namespace
 
-global_heap::global_heap(transport::backend& t, rma::window& window, peer_map& directory,
-                         std::size_t segment_bytes, std::size_t cap)
+global_heap::global_heap(transport::backend& t, std::size_t segment_bytes, std::size_t cap)
     : transport_(t),
-      window_(window),
-      directory_(directory),
       segment_bytes_(round_up(segment_bytes == 0 ? page : segment_bytes, page)),
       cap_(cap) {}
 
@@ -96,15 +93,9 @@ void global_heap::grow(std::size_t bytes, std::size_t align, std::string_view ca
                       " bytes in segments, " + std::to_string(list_.stats().largest_free) +
                       " the largest free block)");
   }
+  // In the transport's table of exposed memory from now on: peers reach it.
   transport::segment seg = transport_.allocate_segment(size);
-  window_.attach(seg.base(), size);
-  try {
-    directory_.publish(seg.base(), size);  // before any block of it can be handed out
-    list_.add_arena(seg.base(), size);
-  } catch (...) {
-    window_.detach(seg.base());
-    throw;
-  }
+  list_.add_arena(seg.base(), size);
   segments_.push_back(std::move(seg));
 }
 

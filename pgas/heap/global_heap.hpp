@@ -1,5 +1,6 @@
 // One rank's part of the global heap (include/oneside/pgas/heap.hpp): segments of exposed
-// memory from the transport, attached to the job-wide dynamic window, carved by a free_list.
+// memory from the transport (in its table of exposed memory, which is how peers reach them),
+// carved by a free_list.
 #pragma once
 
 #include <cstddef>
@@ -11,11 +12,9 @@
 #include <vector>
 
 #include <oneside/pgas/heap.hpp>
-#include <oneside/rma/window.hpp>
 #include <oneside/runtime/transport.hpp>
 
 #include "heap/free_list.hpp"
-#include "heap/peer_map.hpp"
 
 namespace oneside::pgas::detail {
 
@@ -25,10 +24,8 @@ heap_stats_t as_heap_stats(const free_list_stats& s) noexcept;
 class global_heap {
  public:
   // Segments of `segment_bytes` (rounded up to pages; larger requests get their own size),
-  // at most `cap` bytes in all (0: no cap), attached to `window` (a dynamic window) and
-  // listed in `directory` for node peers.
-  global_heap(transport::backend& t, rma::window& window, peer_map& directory,
-              std::size_t segment_bytes, std::size_t cap);
+  // at most `cap` bytes in all (0: no cap).
+  global_heap(transport::backend& t, std::size_t segment_bytes, std::size_t cap);
   global_heap(const global_heap&) = delete;
   global_heap& operator=(const global_heap&) = delete;
   ~global_heap();
@@ -42,8 +39,8 @@ class global_heap {
     }
     return grow_and_allocate(bytes, align, call);
   }
-  // A block from the segments there are, or null when the heap would have to grow (growing
-  // attaches to the window, which may wait for peers: active-message handlers call this).
+  // A block from the segments there are, or null when the heap would have to grow (a new
+  // segment may wait for the transport: active-message handlers call this).
   void* try_allocate(std::size_t bytes, std::size_t align);
   void deallocate(void* p) { list_.deallocate(p); }
   void check_block(const void* p) const;
@@ -64,8 +61,6 @@ class global_heap {
   void run_deferred() noexcept;
 
   transport::backend& transport_;
-  rma::window& window_;
-  peer_map& directory_;
   const std::size_t segment_bytes_;
   const std::size_t cap_;
   free_list list_;

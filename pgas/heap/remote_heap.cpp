@@ -8,7 +8,8 @@
 // agent might be waiting for ours (many requests in flight both ways).
 //
 // A request whose block needs a new segment goes to the heap's own thread
-// (global_heap::defer): growing attaches to the window, which may wait for peers, and an agent
+// (global_heap::defer): growing asks the transport for a segment, which may wait for the
+// network backend (an MPI attach), and an agent
 // that waits for peers can deadlock with theirs (under MPI it cannot even progress its own
 // acknowledgements). The handler then leaves the reply pending, and the heap's thread sends
 // it later as an active message of its own (that thread may wait; the origin's agent, which

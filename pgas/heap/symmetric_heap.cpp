@@ -57,12 +57,10 @@ std::array<range, 2> world_range(const team& world, std::int64_t a, std::int64_t
 
 }  // namespace
 
-symmetric_heap::symmetric_heap(transport::backend& t, const team& world, rma::window& window,
-                               peer_map& directory, std::size_t segment_bytes, std::size_t cap)
+symmetric_heap::symmetric_heap(transport::backend& t, const team& world, std::size_t segment_bytes,
+                               std::size_t cap)
     : transport_(t),
       world_(world),
-      window_(window),
-      directory_(directory),
       rank_(world.rank()),
       ranks_(static_cast<std::size_t>(world.size())),
       segment_bytes_(round_up(segment_bytes == 0 ? page : segment_bytes, page)),
@@ -120,7 +118,6 @@ void symmetric_heap::grow(std::size_t bytes, std::size_t align) {
   // allgather).
   std::string why;
   transport::segment seg;
-  bool attached = false;
   if (n == max_segments) {
     why = "the symmetric heap has " + std::to_string(max_segments) + " segments already";
   } else if (cap_ != 0 && total_bytes_ + size > cap_) {
@@ -130,8 +127,6 @@ void symmetric_heap::grow(std::size_t bytes, std::size_t align) {
   } else {
     try {
       seg = transport_.allocate_segment(size);
-      window_.attach(seg.base(), size);
-      attached = true;
     } catch (const std::exception& e) {
       why = std::string("no segment of ") + std::to_string(size) + " bytes: " + e.what();
     }
@@ -146,7 +141,6 @@ void symmetric_heap::grow(std::size_t bytes, std::size_t align) {
     if (all[2 * r + 1] != size) sizes_differ = true;
   }
   if (failed != no_rank || sizes_differ) {
-    if (attached) window_.detach(seg.base());
     ONESIDE_CHECK(why.empty(), error_class::no_mem, where, why);
     ONESIDE_CHECK(
         failed == no_rank, error_class::no_mem, where,
@@ -156,12 +150,6 @@ void symmetric_heap::grow(std::size_t bytes, std::size_t align) {
           "(ONESIDE_HEAP_SEGMENT_BYTES must be the same on every rank)");
   }
 
-  try {
-    directory_.publish(seg.base(), size);
-  } catch (const oneside::error&) {
-    // The directory is full: node peers then reach this segment through the transport
-    // (direct()), a little slower; the heaps must stay alike, so this is no failure.
-  }
   list_.add_arena(seg.base(), size);
   segment_row& row = rows_[n];
   row.bytes = size;

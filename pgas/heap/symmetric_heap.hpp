@@ -1,10 +1,10 @@
 // One rank's symmetric heap (include/oneside/pgas/symmetric_heap.hpp): segments of exposed
-// memory attached to the job-wide dynamic window and listed in the peer_map directory, carved
-// by a free_list of its own. Every rank makes the same calls on it (the calls are collective)
-// and its segments have the same sizes in the same order everywhere, so the deterministic
-// free_list hands out every block at the same (segment, offset) on every rank. A table of
-// every rank's segment bases, appended to when the heap grows and read without a lock, turns
-// a rank's address into another rank's (global_ptr::on).
+// memory from the transport (in its table of exposed memory, which is how peers reach them),
+// carved by a free_list of its own. Every rank makes the same calls on it (the calls are
+// collective) and its segments have the same sizes in the same order everywhere, so the
+// deterministic free_list hands out every block at the same (segment, offset) on every rank. A
+// table of every rank's segment bases, appended to when the heap grows and read without a lock,
+// turns a rank's address into another rank's (global_ptr::on).
 #pragma once
 
 #include <array>
@@ -15,12 +15,10 @@
 #include <vector>
 
 #include <oneside/pgas/heap.hpp>
-#include <oneside/rma/window.hpp>
 #include <oneside/runtime/team.hpp>
 #include <oneside/runtime/transport.hpp>
 
 #include "heap/free_list.hpp"
-#include "heap/peer_map.hpp"
 
 namespace oneside::pgas::detail {
 
@@ -30,10 +28,9 @@ class symmetric_heap {
   static constexpr std::size_t max_segments = 64;
 
   // Segments of `segment_bytes` (rounded up to pages; larger requests get their own size), at
-  // most `cap` bytes in all (0: no cap), attached to `window` (a dynamic window) and listed in
-  // `directory` for node peers. Nothing is allocated before the first allocate().
-  symmetric_heap(transport::backend& t, const team& world, rma::window& window, peer_map& directory,
-                 std::size_t segment_bytes, std::size_t cap);
+  // most `cap` bytes in all (0: no cap). Nothing is allocated before the first allocate().
+  symmetric_heap(transport::backend& t, const team& world, std::size_t segment_bytes,
+                 std::size_t cap);
   symmetric_heap(const symmetric_heap&) = delete;
   symmetric_heap& operator=(const symmetric_heap&) = delete;
   ~symmetric_heap();
@@ -75,8 +72,6 @@ class symmetric_heap {
 
   transport::backend& transport_;
   const team& world_;
-  rma::window& window_;
-  peer_map& directory_;
   const rank_t rank_;
   const std::size_t ranks_;
   const std::size_t segment_bytes_;

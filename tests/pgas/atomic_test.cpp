@@ -379,7 +379,14 @@ TEST_F(Atomic, BadPointersAreRejectedAndChangeNothing) {
   expect_error(error_class::arg, "fetch_and", [&] { (void)fetch_and(misaligned_u32, 0U); });
   expect_error(error_class::rank, "fetch_add", [&] { (void)fetch_add(no_rank, 1); });
   expect_error(error_class::rank, "store", [&] { (void)store(negative_rank, 1); });
-  // Memory outside the neighbour's heaps (its stack): the window's range error, naming the call.
+  // Memory outside every heap of this rank itself: refused alike, nothing changed.
+  std::int64_t mine_on_stack = 44;
+  const global_ptr<std::int64_t> own_off_heap(rank(),
+                                              reinterpret_cast<std::uintptr_t>(&mine_on_stack));
+  expect_error(error_class::rma_range, "fetch_add", [&] { (void)fetch_add(own_off_heap, 1); });
+  expect_error(error_class::rma_range, "atomic_add", [&] { (void)atomic_add(own_off_heap, 1); });
+  EXPECT_EQ(mine_on_stack, 44) << "a refused atomic changed this rank's memory";
+  // Memory outside the neighbour's heaps (its stack): the range error, naming the call.
   std::int64_t on_stack = 33;
   const auto stacks = allgather(world(), reinterpret_cast<std::uint64_t>(&on_stack));
   if (size() > 1) {

@@ -279,6 +279,20 @@ TEST_F(Communication, BadPointersAreRejectedAndChangeNothing) {
     expect_error(error_class::rma_range, "rput", [&] { (void)rput(5, outside); });
     expect_error(error_class::rma_range, "rget", [&] { (void)rget(outside); });
   }
+  // The same on this rank itself: an unmapped address (this used to write through it and
+  // crash) and memory that is mapped but not exposed (a local variable) are refused alike,
+  // and nothing is written.
+  int on_stack = 21;
+  const global_ptr<int> unmapped(rank(), 4096);
+  const global_ptr<int> not_exposed(rank(), reinterpret_cast<std::uintptr_t>(&on_stack));
+  expect_error(error_class::rma_range, "rput", [&] { (void)rput(5, unmapped); });
+  expect_error(error_class::rma_range, "rput", [&] { (void)rput(5, not_exposed); });
+  expect_error(error_class::rma_range, "put", [&] { put(5, not_exposed); });
+  expect_error(error_class::rma_range, "rget", [&] { (void)rget(unmapped); });
+  std::vector<int> three(3, 9);
+  expect_error(error_class::rma_range, "rput",
+               [&] { (void)rput(std::span<const int>(three), not_exposed); });
+  EXPECT_EQ(on_stack, 21) << "a refused put wrote this rank's memory";
   barrier(world());
   EXPECT_TRUE(std::all_of(mine.local(), mine.local() + 4, [](int v) { return v == 11; }));
   barrier(world());

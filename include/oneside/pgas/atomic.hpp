@@ -15,16 +15,17 @@
 // and thread issue them and whatever path each takes. Plain puts, gets and stores racing with
 // them on that word are not.
 //
-// Paths. When every rank of the job loads and stores every other rank's heap memory and the
-// transport's atomics are the CPU's (the shm transport on one node), an atomic is a CPU atomic
-// on the mapped memory (std::atomic_ref, sequentially consistent; compare-exchange loops for
-// min, max and floating-point add), complete when the call returns. Otherwise every atomic,
-// also on this rank's own memory, goes through the pgas layer's window (rma fetch_and_op,
-// compare_and_swap, accumulate), whose paths all lock the word's stripe: CPU atomics on a word
-// that other ranks update through the window would lose updates. On that path a fetching call
-// BLOCKS until the old value is here (a round trip to a remote owner) and returns a ready
-// future; a non-fetching call returns once the update is issued, with a future that completes
-// it (flushes the target) when waited for or polled, or at the next quiet().
+// Paths. Every atomic is a CPU atomic on the word, wherever it runs, so all of them are atomic
+// with each other: on memory this process loads and stores (its own heaps, node peers' on the
+// shm transport) it runs here (std::atomic_ref, sequentially consistent; compare-exchange
+// loops for min, max and floating-point add), complete when the call returns; on other
+// memory the word's owner runs it (the transport's atomic: the owner's agent or progress
+// thread), reached through the rma layer's access interface. On that path a fetching call
+// BLOCKS until the old value is here (a round trip to the owner) and returns a ready future;
+// a non-fetching call returns once the update is sent, with a future that completes it (a
+// flush of the owner) when waited for or polled, or at the next quiet(). (The rma layer's
+// window accumulates are atomic with each other, not with these: use one or the other on a
+// word.)
 //
 // Ordering: an atomic whose future is ready is visible to every later access of that word by
 // any rank. Atomics in flight are ordered with other operations only by waiting for their
@@ -35,7 +36,7 @@
 //
 // Errors (oneside::error, raised before the target changes): a null pointer, or one not
 // aligned to sizeof(T) → arg; a rank outside the world → rank; memory outside every rank's
-// heaps (on the window path) → the rma layer's error (rma_range), its message naming the call.
+// heaps (memory the rank did not expose) → rma_range, its message naming the call.
 #pragma once
 
 #include <atomic>
@@ -73,14 +74,14 @@ constexpr atomic_type atomic_type_of() noexcept {
 
 // Validates (r, addr) for an atomic on `bytes` bytes (raises what the file comment lists) and
 // returns the local pointer through which this process applies it with CPU atomics, or null
-// when it takes the window's path.
+// when the owner applies it.
 void* atomic_address(rank_t r, std::uintptr_t addr, std::size_t bytes, const char* call);
-// The window's path. Fetching: blocks until the old value is here and returns its bits.
+// The owner's path. Fetching: blocks until the old value is here and returns its bits.
 // Non-fetching: issues the update; the future completes it at the target. Operands travel as
 // bits (a 4-byte value in the low 32 bits).
-std::uint64_t atomic_fetch_window(atomic_op o, atomic_type t, rank_t r, std::uintptr_t addr,
+std::uint64_t atomic_fetch_remote(atomic_op o, atomic_type t, rank_t r, std::uintptr_t addr,
                                   std::uint64_t operand, std::uint64_t compare, const char* call);
-future<> atomic_update_window(atomic_op o, atomic_type t, rank_t r, std::uintptr_t addr,
+future<> atomic_update_remote(atomic_op o, atomic_type t, rank_t r, std::uintptr_t addr,
                               std::uint64_t operand, const char* call);
 
 template <class T>
@@ -168,7 +169,7 @@ future<T> fetching(global_ptr<T> p, T v, T expected, const char* call) {
     if constexpr (O != atomic_op::load) wake_after_rmw(p.where());
     return make_future(old);
   }
-  return make_future(from_bits<T>(atomic_fetch_window(
+  return make_future(from_bits<T>(atomic_fetch_remote(
       O, atomic_type_of<T>(), p.where(), p.address(), to_bits(v), to_bits(expected), call)));
 }
 
@@ -179,7 +180,7 @@ future<> updating(global_ptr<T> p, T v, const char* call) {
     wake_after_rmw(p.where());
     return {};
   }
-  return atomic_update_window(O, atomic_type_of<T>(), p.where(), p.address(), to_bits(v), call);
+  return atomic_update_remote(O, atomic_type_of<T>(), p.where(), p.address(), to_bits(v), call);
 }
 
 }  // namespace pgas::detail

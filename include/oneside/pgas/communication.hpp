@@ -9,17 +9,20 @@
 //
 // Paths: memory this process can load and store (its own, and node peers' heap memory on the
 // shm transport) is read and written directly, without a virtual call or a lock, and the
-// operation is complete when the call returns. Everything else goes through the pgas layer's
-// job-wide window (the rma layer, then the transport). Global pointers name memory of the
-// global heap or the symmetric heap (a pointer of this rank may also name any of its memory).
+// operation is complete when the call returns. Everything else goes through the rma layer's
+// access interface to the transport: no allocation and no lock per operation; the future of a
+// remote put is ready once a flush of its target (one for every operation in flight to it:
+// wait() or is_ready() does it) or quiet() completed it. Global pointers name memory a rank
+// exposed: its global heap, its symmetric heap (and rma windows' memory); anything else is an
+// error (rma_range), on this rank too.
 //
 // Waking waiters: a single-value rput/put to a node peer wakes that peer's threads sleeping in
 // wait_until (signal.hpp), so a flag written with put is seen at once; span and layout puts do
 // not (use put-with-signal for the word a rank waits on).
 //
 // Errors (oneside::error, raised by the call, nothing moved): null pointers and overlong spans
-// → arg; a rank outside the world → rank; memory outside every rank's heaps → the rma layer's
-// range error (rma_range) naming the call.
+// → arg; a rank outside the world → rank; memory outside what the rank exposed (its heaps) →
+// rma_range, naming the call.
 #pragma once
 
 #include <cstddef>
@@ -55,19 +58,17 @@ namespace pgas::detail {
 template <class T>
 concept transferable = std::is_trivially_copyable_v<T> && !std::is_const_v<T>;
 
-// A remote put in flight (communication.cpp).
-class put_op;
-
-// The slow path of every put: validates, then issues `bytes` from `src` to (r, addr) through
-// the window; `copy_source` copies them into the operation first (values), so its source
-// completion is immediate. `call` names the user's call in errors.
-std::shared_ptr<put_op> put_remote(rank_t r, std::uintptr_t addr, const void* src,
-                                   std::size_t bytes, bool copy_source, const char* call);
-future<> source_future(const std::shared_ptr<put_op>& op);
-future<> remote_future(const std::shared_ptr<put_op>& op);
-// The slow path of a get: ready when `bytes` from (r, addr) are in `dst`.
+// The remote path of every put: validates (null pointer: arg; rank outside the world: rank;
+// memory the rank did not expose: rma_range; each naming `call`), then sends `bytes` from
+// `src` to (r, addr) through the rma layer's access interface. The bytes are copied or sent
+// before it returns (src may be reused); the future is ready once they are at the target.
+future<> put_remote(rank_t r, std::uintptr_t addr, const void* src, std::size_t bytes,
+                    const char* call);
+// The remote path of a get into `dst` (validated likewise): ready when the bytes are there.
 future<> get_remote(rank_t r, std::uintptr_t addr, void* dst, std::size_t bytes, const char* call);
-// Layout forms, always through the window (which takes direct paths itself).
+// The same, blocking: the bytes are in `dst` on return.
+void get_now(rank_t r, std::uintptr_t addr, void* dst, std::size_t bytes, const char* call);
+// Layout forms, through the access interface (which copies memory mapped here itself).
 future<> put_layout(const void* src, count_t src_count, const datatype& src_type, rank_t r,
                     std::uintptr_t addr, count_t dst_count, const datatype& dst_type);
 future<> get_layout(rank_t r, std::uintptr_t addr, count_t src_count, const datatype& src_type,
@@ -105,11 +106,10 @@ future<> rput(const T& value, global_ptr<T> dst) {
   if (pgas::detail::put_value_direct(dst.where(), dst.address(), &value, sizeof(T))) [[likely]] {
     return {};
   }
-  return pgas::detail::remote_future(
-      pgas::detail::put_remote(dst.where(), dst.address(), &value, sizeof(T), true, "rput"));
+  return pgas::detail::put_remote(dst.where(), dst.address(), &value, sizeof(T), "rput");
 }
 
-// Writes src to dst[0, src.size()). src must stay unchanged until the future is ready.
+// Writes src to dst[0, src.size()). src may be reused when the call returns.
 template <pgas::detail::transferable T>
 future<> rput(std::span<const T> src, global_ptr<T> dst) {
   const std::size_t bytes = pgas::detail::span_bytes(src.size(), sizeof(T), "rput");
@@ -117,15 +117,15 @@ future<> rput(std::span<const T> src, global_ptr<T> dst) {
     oneside::detail::copy_bytes(p, src.data(), bytes);
     return {};
   }
-  return pgas::detail::remote_future(
-      pgas::detail::put_remote(dst.where(), dst.address(), src.data(), bytes, false, "rput"));
+  return pgas::detail::put_remote(dst.where(), dst.address(), src.data(), bytes, "rput");
 }
 template <pgas::detail::transferable T>
 future<> rput(std::span<T> src, global_ptr<T> dst) {
   return rput(std::span<const T>(src), dst);
 }
 
-// Both completions: .source when src may be reused, .remote when the data is at the target.
+// Both completions: .source when src may be reused (at once: the bytes are copied or sent
+// before the call returns), .remote when the data is at the target.
 template <pgas::detail::transferable T>
 put_futures rput(std::span<const T> src, global_ptr<T> dst, source_and_remote_t) {
   const std::size_t bytes = pgas::detail::span_bytes(src.size(), sizeof(T), "rput");
@@ -133,8 +133,8 @@ put_futures rput(std::span<const T> src, global_ptr<T> dst, source_and_remote_t)
     oneside::detail::copy_bytes(p, src.data(), bytes);
     return {};
   }
-  auto op = pgas::detail::put_remote(dst.where(), dst.address(), src.data(), bytes, false, "rput");
-  return {pgas::detail::source_future(op), pgas::detail::remote_future(op)};
+  return {future<>(),
+          pgas::detail::put_remote(dst.where(), dst.address(), src.data(), bytes, "rput")};
 }
 template <pgas::detail::transferable T>
 put_futures rput(std::span<T> src, global_ptr<T> dst, source_and_remote_t cx) {
@@ -171,9 +171,9 @@ requires pgas::detail::transferable<std::remove_const_t<T>> future<std::remove_c
   if (V v; pgas::detail::load_direct(src, v)) [[likely]] {
     return make_future(v);
   }
-  auto buf = std::make_shared<V>();
-  return pgas::detail::get_remote(src.where(), src.address(), buf.get(), sizeof(V), "rget")
-      .then([buf] { return *buf; });
+  V v;
+  pgas::detail::get_now(src.where(), src.address(), &v, sizeof(V), "rget");
+  return make_future(v);
 }
 
 // src[0, dst.size()) into dst, which must stay in place until the future is ready.
@@ -215,11 +215,16 @@ void put(const T& value, global_ptr<T> dst) {
   if (pgas::detail::put_value_direct(dst.where(), dst.address(), &value, sizeof(T))) [[likely]] {
     return;
   }
-  rput(value, dst).wait();
+  pgas::detail::put_remote(dst.where(), dst.address(), &value, sizeof(T), "put").wait();
 }
 template <pgas::detail::transferable T>
 void put(std::span<const T> src, global_ptr<T> dst) {
-  rput(src, dst).wait();
+  const std::size_t bytes = pgas::detail::span_bytes(src.size(), sizeof(T), "put");
+  if (void* p = pgas::detail::local_address(dst.where(), dst.address(), bytes)) [[likely]] {
+    oneside::detail::copy_bytes(p, src.data(), bytes);
+    return;
+  }
+  pgas::detail::put_remote(dst.where(), dst.address(), src.data(), bytes, "put").wait();
 }
 
 // rget(src).wait().
@@ -231,7 +236,7 @@ requires pgas::detail::transferable<std::remove_const_t<T>> std::remove_const_t<
   if (pgas::detail::load_direct(src, v)) [[likely]] {
     return v;
   }
-  pgas::detail::get_remote(src.where(), src.address(), &v, sizeof(V), "get").wait();
+  pgas::detail::get_now(src.where(), src.address(), &v, sizeof(V), "get");
   return v;
 }
 template <class T>
@@ -246,8 +251,7 @@ void get(global_ptr<T> src, std::span<std::remove_const_t<T>> dst) {
 // that target (shmem_fence). Does not wait for completion unless the path needs it.
 void fence();
 // Completes every put and atomic this rank issued, to every target: on return each is
-// visible at its target (shmem_quiet). Futures of those operations become ready at their next
-// poll (is_ready(), wait(), progress()).
+// visible at its target (shmem_quiet), and their futures are ready.
 void quiet();
 
 }  // namespace oneside

@@ -1,5 +1,6 @@
-// The global heap: each rank's heap is a set of shared-memory segments attached to one
-// job-wide dynamic window (made when the runtime opens), served by a linked-list free-list
+// The global heap: each rank's heap is a set of segments of exposed memory from the transport
+// (shared memory its node peers map; under MPI also reachable through the job's MPI window),
+// served by a linked-list free-list
 // allocator (boundary tags, first fit, coalescing, alignment up to 4 KiB). It grows by a
 // segment when full (ONESIDE_HEAP_SEGMENT_BYTES, a larger request gets one of its own size)
 // up to an optional cap (ONESIDE_HEAP_MAX_BYTES). Every call here is thread-safe and none is

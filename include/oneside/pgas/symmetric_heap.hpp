@@ -2,8 +2,8 @@
 // over the world and gives every rank a block of its own at the same offset of its own
 // symmetric heap, so a pointer to this rank's block names every rank's copy through
 // p.on(r). Each rank's symmetric heap is separate from its global heap (heap.hpp): segments
-// of ONESIDE_HEAP_SEGMENT_BYTES (larger requests get one of their own size) attached to the
-// job-wide dynamic window, added on every rank at once when a block does not fit, within a
+// of ONESIDE_HEAP_SEGMENT_BYTES (larger requests get one of their own size) of exposed memory
+// from the transport, added on every rank at once when a block does not fit, within a
 // budget of ONESIDE_HEAP_MAX_BYTES of its own (0: none) and at most 64 segments. Node peers
 // load and store the blocks directly (global_ptr::local()).
 #pragma once

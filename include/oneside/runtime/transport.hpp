@@ -81,6 +81,8 @@ struct transport_caps {
   // Whether the owner's loads and stores and peers' put/get/amo act on one copy of exposed
   // memory, which becomes coherent without further calls (MPI's unified memory model).
   bool unified_memory = true;
+  // Whether a get given transport::deferred() holds its bytes on return anyway (shm).
+  bool gets_complete_at_once = false;
 };
 
 struct const_iov {

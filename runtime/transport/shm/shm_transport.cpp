@@ -70,6 +70,7 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
     }
   }
   caps_.max_inline_put = SIZE_MAX;
+  caps_.gets_complete_at_once = true;  // load/store, an inline reply or cross-memory attach
   caps_.max_am_payload = opts_.am_slot_bytes - am_header_bytes;
 
   (void)detail::amo_message_handler();  // registered before any peer may send one

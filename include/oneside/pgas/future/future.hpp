@@ -32,6 +32,9 @@ class future {
   // True once the result is there; polls the operation once when it is not.
   bool is_ready() const {
     if (ready_.has_value()) return true;
+    if constexpr (std::is_void_v<T>) {
+      if (ticket_.is_set()) return pgas::detail::ticket_poll(ticket_.ticket);
+    }
     pgas::detail::state<T>* s = checked("future::is_ready");
     return s == nullptr || s->poll();
   }
@@ -42,6 +45,13 @@ class future {
   T wait() const {
     if constexpr (pgas::detail::inline_value<T>) {
       if (ready_.has_value()) return ready_.value;
+    }
+    if constexpr (std::is_void_v<T>) {
+      // A remote operation's: completing it is one flush of its target (unless done).
+      if (ticket_.is_set()) {
+        (void)pgas::detail::ticket_poll(ticket_.ticket);
+        return;
+      }
     }
     pgas::detail::state<T>* s = checked("future::wait");
     if constexpr (std::is_void_v<T>) {
@@ -55,6 +65,14 @@ class future {
   T result() const {
     if constexpr (pgas::detail::inline_value<T>) {
       if (ready_.has_value()) return ready_.value;
+    }
+    if constexpr (std::is_void_v<T>) {
+      if (ticket_.is_set()) {
+        if (!pgas::detail::ticket_poll(ticket_.ticket)) {
+          pgas::detail::raise_not_ready("future::result");
+        }
+        return;
+      }
     }
     pgas::detail::state<T>* s = checked("future::result");
     if constexpr (std::is_void_v<T>) {
@@ -77,7 +95,15 @@ class future {
         return pgas::detail::run_now<R>(f, ready_.value);
       }
     }
-    pgas::detail::state<T>* s = checked("future::then");
+    std::shared_ptr<pgas::detail::state<T>> held;  // a remote operation's, made for fn
+    pgas::detail::state<T>* s = nullptr;
+    if constexpr (std::is_void_v<T>) {
+      if (ticket_.is_set()) {
+        held = pgas::detail::ticket_state(ticket_.ticket);
+        s = held.get();
+      }
+    }
+    if (s == nullptr) s = checked("future::then");
     if constexpr (std::is_void_v<T>) {
       if (s == nullptr) {
         std::decay_t<Fn> f(std::forward<Fn>(fn));
@@ -111,6 +137,10 @@ class future {
   explicit future(std::shared_ptr<pgas::detail::state<T>> s) noexcept : state_(std::move(s)) {}
   template <pgas::detail::inline_value U>
   future(pgas::detail::ready_tag, const U& v) noexcept : ready_(v) {}
+  future(pgas::detail::ticket_tag,
+         const pgas::detail::op_ticket& t) noexcept requires std::is_void_v<T> {
+    ticket_.ticket = t;
+  }
 
   // The state, or null for a default future<> (ready); raises for a default future<T>.
   pgas::detail::state<T>* checked(std::string_view call) const {
@@ -125,8 +155,14 @@ class future {
   }
 
   std::shared_ptr<pgas::detail::state<T>> state_;
-  [[no_unique_address]] pgas::detail::ready_slot<T> ready_;  // a ready value held in place
+  [[no_unique_address]] pgas::detail::ready_slot<T> ready_;    // a ready value held in place
+  [[no_unique_address]] pgas::detail::ticket_slot<T> ticket_;  // a remote operation's (future<>)
 };
+
+inline future<void> pgas::detail::future_access::make_ticket(const op_ticket& t) noexcept {
+  if (!t.is_set()) return {};
+  return future<void>(ticket_tag{}, t);
+}
 
 // A ready future holding `v`.
 template <class V>

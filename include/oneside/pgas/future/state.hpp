@@ -14,6 +14,8 @@
 #include <type_traits>
 #include <utility>
 
+#include <oneside/runtime/types.hpp>
+
 namespace oneside {
 
 template <class T = void>
@@ -180,6 +182,35 @@ struct ready_slot<T, true> {
 
 struct ready_tag {};
 
+// A remote operation's completion that the pgas layer tracks without a shared state: it is
+// complete once the operations this process issued to `rank` are complete through `ticket`
+// (a flush of that rank, or quiet(), makes them so). future<> holds one for a remote rput or
+// atomic update, so that issuing one and waiting for it allocate nothing; the calls below,
+// compiled in the pgas layer, answer for it.
+struct op_ticket {
+  rank_t rank = -1;  // -1: none
+  std::uint64_t value = 0;
+  bool is_set() const noexcept { return rank >= 0; }
+};
+// Whether it is complete, completing it when not (one flush of its rank, the poll of a remote
+// operation): true on return unless that fails.
+bool ticket_poll(const op_ticket& t);
+// A ready-when-complete state for it (then(), when_all()): readied by the completion that
+// completes it, which progress() and waits drive.
+std::shared_ptr<state<void>> ticket_state(const op_ticket& t);
+
+// Where future<T> keeps one: nothing for a non-void T.
+template <class T>
+struct ticket_slot {
+  static constexpr bool is_set() noexcept { return false; }
+};
+template <>
+struct ticket_slot<void> {
+  op_ticket ticket;
+  bool is_set() const noexcept { return ticket.is_set(); }
+};
+struct ticket_tag {};
+
 // Builds and reads futures (their state is private to user code).
 struct future_access {
   template <class T>
@@ -191,6 +222,8 @@ struct future_access {
   static future<T> make_ready(const T& v) noexcept {
     return future<T>(ready_tag{}, v);
   }
+  // A future<> of a remote operation tracked by `t` (none: a ready future).
+  static future<void> make_ticket(const op_ticket& t) noexcept;
   // The future's shared state; a ready state holding the value for a future that keeps its
   // value in itself (made here: the joins and flattening attach continuations to states).
   // Null for a future<T> without either.
@@ -203,6 +236,9 @@ struct future_access {
         s->publish();
         return s;
       }
+    }
+    if constexpr (std::is_void_v<T>) {
+      if (f.ticket_.is_set()) return ticket_state(f.ticket_.ticket);
     }
     return f.state_;
   }

@@ -1,0 +1,32 @@
+// What the pgas calls that reach memory this process does not load and store share
+// (communication.cpp, atomic.cpp): the checks of a global pointer, resolution through the rma
+// layer's access interface, and the futures of operations in flight.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <oneside/pgas/future.hpp>
+
+#include "access/access.hpp"
+#include "context/pgas_context.hpp"
+
+namespace oneside::pgas::detail {
+
+// The pgas context, after rejecting the null pointer (arg) and ranks outside the world (rank),
+// naming `call`.
+pgas_context& checked_context(std::uintptr_t addr, rank_t r, const char* call);
+
+// (r, addr … addr + bytes) checked (also: memory r exposed, else rma_range) and resolved.
+inline rma::detail::access_target resolve_remote(pgas_context& s, rank_t r, std::uintptr_t addr,
+                                                 std::size_t bytes, const char* call) {
+  return rma::detail::resolve(s.transport(), r, addr, bytes, call);
+}
+
+// The future of an operation to `r` that the access interface gave `ticket` (0: complete).
+inline future<> ticket_future(rank_t r, std::uint64_t ticket) noexcept {
+  if (ticket == 0) return {};
+  return future_access::make_ticket(op_ticket{r, ticket});
+}
+
+}  // namespace oneside::pgas::detail
