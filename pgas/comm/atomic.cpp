@@ -44,7 +44,7 @@ future<> atomic_update_remote(atomic_op o, atomic_type t, rank_t r, std::uintptr
   pgas_context& s = get_context(call);
   const rma::detail::access_target at =
       resolve_remote(s, r, addr, transport::amo_type_size(t), call);
-  return ticket_future(r, rma::detail::update(s.transport(), at, {o, t, operand, 0}, s.ops()));
+  return ticket_future(s, r, rma::detail::update(s.transport(), at, {o, t, operand, 0}));
 }
 
 // ---- global_ref ----------------------------------------------------------------------------

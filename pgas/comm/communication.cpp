@@ -85,13 +85,13 @@ future<> put_remote(rank_t r, std::uintptr_t addr, const void* src, std::size_t 
                     const char* call) {
   pgas_context& s = checked_context(addr, r, call);
   const rma::detail::access_target to = resolve_remote(s, r, addr, bytes, call);
-  return ticket_future(r, rma::detail::put(s.transport(), to, src, bytes, s.ops()));
+  return ticket_future(s, r, rma::detail::put(s.transport(), to, src, bytes));
 }
 
 future<> get_remote(rank_t r, std::uintptr_t addr, void* dst, std::size_t bytes, const char* call) {
   pgas_context& s = checked_context(addr, r, call);
   const rma::detail::access_target from = resolve_remote(s, r, addr, bytes, call);
-  return ticket_future(r, rma::detail::get_deferred(s.transport(), from, dst, bytes, s.ops()));
+  return ticket_future(s, r, rma::detail::get(s.transport(), from, dst, bytes, true));
 }
 
 void get_now(rank_t r, std::uintptr_t addr, void* dst, std::size_t bytes, const char* call) {
@@ -104,8 +104,9 @@ future<> put_layout(const void* src, count_t src_count, const datatype& src_type
   pgas_context& s = checked_context(addr, r, "rput");
   const rma::detail::access_target to =
       rma::detail::resolve(s.transport(), r, addr, dst_count, dst_type, "rput");
-  return ticket_future(r, rma::detail::put_layout(s.transport(), to, src, src_count, src_type,
-                                                  dst_count, dst_type, s.ops(), "rput"));
+  return ticket_future(s, r,
+                       rma::detail::put_layout(s.transport(), to, src, src_count, src_type,
+                                               dst_count, dst_type, "rput"));
 }
 
 future<> get_layout(rank_t r, std::uintptr_t addr, count_t src_count, const datatype& src_type,
@@ -113,8 +114,9 @@ future<> get_layout(rank_t r, std::uintptr_t addr, count_t src_count, const data
   pgas_context& s = checked_context(addr, r, "rget");
   const rma::detail::access_target from =
       rma::detail::resolve(s.transport(), r, addr, src_count, src_type, "rget");
-  return ticket_future(r, rma::detail::get_layout(s.transport(), from, dst, dst_count, dst_type,
-                                                  src_count, src_type, s.ops(), "rget"));
+  return ticket_future(s, r,
+                       rma::detail::get_layout(s.transport(), from, dst, dst_count, dst_type,
+                                               src_count, src_type, "rget", true));
 }
 
 datatype strided_type(std::size_t blocks, std::size_t block_len, std::ptrdiff_t stride,
@@ -179,8 +181,7 @@ future<> put_with_signal(const void* src, std::size_t bytes, rank_t r, std::uint
   const rma::detail::access_target sig =
       resolve_remote(s, sig_rank, sig_addr, sizeof(std::uint64_t), "rput");
   // The data, visible at r before the signal can be (one flush of r when it is in flight).
-  const std::uint64_t ticket = rma::detail::put(t, data, src, bytes, s.ops());
-  if (ticket != 0) s.ops().complete(t, r, ticket);
+  if (rma::detail::put(t, data, src, bytes)) s.ops().complete(t, r, s.ops().issue());
   // The signal: an atomic, as every other update of a signal word is (atomic.hpp). Mapped
   // here it is a CPU atomic with release order, and this process wakes the owner's waiters;
   // otherwise the owner applies it and wakes them.
@@ -197,8 +198,7 @@ future<> put_with_signal(const void* src, std::size_t bytes, rank_t r, std::uint
   const transport::amo_args update{
       how == signal_op::set ? transport::amo_op::store : transport::amo_op::add,
       transport::amo_type::u64, value, 0};
-  const std::uint64_t signalled = rma::detail::update(t, sig, update, s.ops());
-  if (signalled != 0) s.ops().complete(t, sig_rank, signalled);
+  if (rma::detail::update(t, sig, update)) s.ops().complete(t, sig_rank, s.ops().issue());
   return {};
 }
 

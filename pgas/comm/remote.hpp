@@ -23,10 +23,12 @@ inline rma::detail::access_target resolve_remote(pgas_context& s, rank_t r, std:
   return rma::detail::resolve(s.transport(), r, addr, bytes, call);
 }
 
-// The future of an operation to `r` that the access interface gave `ticket` (0: complete).
-inline future<> ticket_future(rank_t r, std::uint64_t ticket) noexcept {
-  if (ticket == 0) return {};
-  return future_access::make_ticket(op_ticket{r, ticket});
+// The future of an operation to `r` the access interface just issued: ready when it is not in
+// flight, else its ticket in the layer's completion counter (taken now, after the issue, so
+// that no flush begun before the issue can count it complete).
+inline future<> ticket_future(pgas_context& s, rank_t r, bool in_flight) noexcept {
+  if (!in_flight) return {};
+  return future_access::make_ticket(op_ticket{r, s.ops().issue()});
 }
 
 }  // namespace oneside::pgas::detail

@@ -77,9 +77,9 @@ void check_signatures(count_t local_count, const datatype& local_type, count_t r
 
 // The layout transfer of put_layout/get_layout, once checked.
 template <bool Write>
-std::uint64_t move_layout(transport::backend& t, const access_target& at, std::byte* local,
-                          count_t local_count, const datatype& local_type, count_t remote_count,
-                          const datatype& remote_type, completion_counter& c) {
+bool move_layout(transport::backend& t, const access_target& at, std::byte* local,
+                 count_t local_count, const datatype& local_type, count_t remote_count,
+                 const datatype& remote_type, bool defer) {
   const std::vector<run> mine = runs_of(local_type, local_count);
   const std::vector<run> theirs = runs_of(remote_type, remote_count);
   if (at.local != nullptr) {
@@ -90,26 +90,27 @@ std::uint64_t move_layout(transport::backend& t, const access_target& at, std::b
         oneside::detail::copy_bytes(local + lo, at.local + ro, n);
       }
     });
-    return 0;
+    return false;
   }
   std::vector<transport::remote_iov> remote;
   remote.reserve(theirs.size());
   for (const run& r : theirs) {
     remote.push_back({at.addr + static_cast<std::uintptr_t>(r.offset), r.length});
   }
+  transport::completion* const done = defer ? transport::deferred() : nullptr;
   if constexpr (Write) {
     std::vector<transport::const_iov> iov;
     iov.reserve(mine.size());
     for (const run& r : mine) iov.push_back({local + r.offset, r.length});
-    t.putv(at.rank, iov, remote);  // locally complete on return
+    t.putv(at.rank, iov, remote, done);
+    return true;
   } else {
     std::vector<transport::mutable_iov> iov;
     iov.reserve(mine.size());
     for (const run& r : mine) iov.push_back({local + r.offset, r.length});
-    t.getv(at.rank, iov, remote);  // the bytes are here on return
-    return 0;
+    t.getv(at.rank, iov, remote, done);
+    return defer && !t.caps().gets_complete_at_once;
   }
-  return c.issue();
 }
 
 [[noreturn, gnu::cold, gnu::noinline]] void not_exposed(rank_t rank, std::uintptr_t addr,
@@ -222,61 +223,54 @@ access_target resolve(transport::backend& t, rank_t rank, std::uintptr_t addr, c
 
 // ---- data movement --------------------------------------------------------------------
 
-std::uint64_t put(transport::backend& t, const access_target& to, const void* src,
-                  std::size_t bytes, completion_counter& c) {
-  if (bytes == 0) return 0;
+bool put(transport::backend& t, const access_target& to, const void* src, std::size_t bytes,
+         bool defer) {
+  if (bytes == 0) return false;
   if (to.local != nullptr) {
     if (bytes == 8) {
       std::memcpy(to.local, src, 8);  // a word is one store, not a call
     } else {
       oneside::detail::copy_bytes(to.local, src, bytes);
     }
-    return 0;
+    return false;
   }
-  t.put(to.rank, to.addr, std::span(static_cast<const std::byte*>(src), bytes));
-  return c.issue();
+  t.put(to.rank, to.addr, std::span(static_cast<const std::byte*>(src), bytes),
+        defer ? transport::deferred() : nullptr);
+  return true;
 }
 
-void get(transport::backend& t, const access_target& from, void* dst, std::size_t bytes) {
-  if (bytes == 0) return;
+bool get(transport::backend& t, const access_target& from, void* dst, std::size_t bytes,
+         bool defer) {
+  if (bytes == 0) return false;
   if (from.local != nullptr) {
     oneside::detail::copy_bytes(dst, from.local, bytes);
-    return;
-  }
-  t.get(from.rank, from.addr, std::span(static_cast<std::byte*>(dst), bytes));
-}
-
-std::uint64_t get_deferred(transport::backend& t, const access_target& from, void* dst,
-                           std::size_t bytes, completion_counter& c) {
-  if (from.local != nullptr || bytes == 0 || t.caps().gets_complete_at_once) {
-    get(t, from, dst, bytes);
-    return 0;
+    return false;
   }
   t.get(from.rank, from.addr, std::span(static_cast<std::byte*>(dst), bytes),
-        transport::deferred());
-  return c.issue();
+        defer ? transport::deferred() : nullptr);
+  return defer && !t.caps().gets_complete_at_once;
 }
 
-std::uint64_t put_layout(transport::backend& t, const access_target& to, const void* src,
-                         count_t src_count, const datatype& src_type, count_t dst_count,
-                         const datatype& dst_type, completion_counter& c, const char* call) {
-  check_signatures(src_count, src_type, dst_count, dst_type, to.rank, call);
-  if (src_count == 0 || src_type.size() == 0) return 0;
-  ONESIDE_CHECK(src != nullptr, error_class::arg, {.call = call, .target = to.rank},
+bool put_layout(transport::backend& t, const access_target& to, const void* local,
+                count_t local_count, const datatype& local_type, count_t remote_count,
+                const datatype& remote_type, const char* call, bool defer) {
+  check_signatures(local_count, local_type, remote_count, remote_type, to.rank, call);
+  if (local_count == 0 || local_type.size() == 0) return false;
+  ONESIDE_CHECK(local != nullptr, error_class::arg, {.call = call, .target = to.rank},
                 "the source buffer is null");
-  return move_layout<true>(t, to, static_cast<std::byte*>(const_cast<void*>(src)), src_count,
-                           src_type, dst_count, dst_type, c);
+  return move_layout<true>(t, to, static_cast<std::byte*>(const_cast<void*>(local)), local_count,
+                           local_type, remote_count, remote_type, defer);
 }
 
-std::uint64_t get_layout(transport::backend& t, const access_target& from, void* dst,
-                         count_t dst_count, const datatype& dst_type, count_t src_count,
-                         const datatype& src_type, completion_counter& c, const char* call) {
-  check_signatures(dst_count, dst_type, src_count, src_type, from.rank, call);
-  if (dst_count == 0 || dst_type.size() == 0) return 0;
-  ONESIDE_CHECK(dst != nullptr, error_class::arg, {.call = call, .target = from.rank},
+bool get_layout(transport::backend& t, const access_target& from, void* local, count_t local_count,
+                const datatype& local_type, count_t remote_count, const datatype& remote_type,
+                const char* call, bool defer) {
+  check_signatures(local_count, local_type, remote_count, remote_type, from.rank, call);
+  if (local_count == 0 || local_type.size() == 0) return false;
+  ONESIDE_CHECK(local != nullptr, error_class::arg, {.call = call, .target = from.rank},
                 "the destination buffer is null");
-  return move_layout<false>(t, from, static_cast<std::byte*>(dst), dst_count, dst_type, src_count,
-                            src_type, c);
+  return move_layout<false>(t, from, static_cast<std::byte*>(local), local_count, local_type,
+                            remote_count, remote_type, defer);
 }
 
 // ---- atomics --------------------------------------------------------------------------
@@ -292,15 +286,14 @@ std::uint64_t fetch(transport::backend& t, const access_target& at, const transp
   return old;
 }
 
-std::uint64_t update(transport::backend& t, const access_target& at, const transport::amo_args& a,
-                     completion_counter& c) {
+bool update(transport::backend& t, const access_target& at, const transport::amo_args& a) {
   if (at.local != nullptr) {
     transport::detail::check_amo(at.rank, at.addr, a);
     transport::detail::amo_apply(at.local, a, nullptr);
-    return 0;
+    return false;
   }
   t.amo(at.rank, at.addr, a, nullptr);  // locally complete; applied at the target at a flush
-  return c.issue();
+  return true;
 }
 
 }  // namespace oneside::rma::detail

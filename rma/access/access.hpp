@@ -8,9 +8,10 @@
 //             whether this process loads and stores that memory (then it is copied here)
 //   put/get   contiguous or any datatype layout on either side (moved as iovecs, never
 //             element by element); atomics (fetching: blocking; updates: in flight)
-//   complete  through a completion_counter the caller owns: every operation in flight gets a
-//             ticket; complete(rank, ticket) / complete_all() finish them with one transport
-//             flush per target (or one flush_all), and run the waiters registered for them
+//   complete  each mover says whether its operation is in flight; the caller counts it in a
+//             counter it owns (a completion_counter: the pgas layer's; a window keeps one per
+//             target), whose complete() finishes what it counted with one transport flush per
+//             target (or one flush_all) and runs the waiters registered for it
 //
 // No allocation and no lock per operation on the contiguous paths (a transport may copy a
 // small put: shm into the target's queue, MPI into a staging buffer). Errors are raised before
@@ -107,34 +108,36 @@ access_target resolve(transport::backend& t, rank_t rank, std::uintptr_t addr, s
 access_target resolve(transport::backend& t, rank_t rank, std::uintptr_t addr, count_t count,
                       const datatype& type, const char* call);
 
-// Writes `bytes` from `src` to the target. Locally complete on return (src may be reused).
-// Returns 0 when the bytes are at the target already (copied here), else the ticket that
-// completes them there.
-std::uint64_t put(transport::backend& t, const access_target& to, const void* src,
-                  std::size_t bytes, completion_counter& c);
-// Reads `bytes` of the target into `dst`, which holds them on return.
-void get(transport::backend& t, const access_target& from, void* dst, std::size_t bytes);
-// The same, completed later: returns 0 when `dst` holds the bytes on return, else the ticket
-// after which it does (dst must stay in place until then).
-std::uint64_t get_deferred(transport::backend& t, const access_target& from, void* dst,
-                           std::size_t bytes, completion_counter& c);
+// Every mover below returns whether the operation is in flight: true when it went through the
+// transport and is complete at the target only once the target is flushed (the caller counts
+// it in its completion counter: issue(), after this returns), false when it is done (memory
+// mapped here, or a transport that completed it). With `defer`, the local buffer belongs to
+// the operation until that flush (MPI_Put's and MPI_Get's rule: nothing copied, a get's bytes
+// arrive with the flush); without, the call returns locally complete (a put's source may be
+// reused, a get's bytes are in place).
+//
+// Writes `bytes` from `src` to the target.
+bool put(transport::backend& t, const access_target& to, const void* src, std::size_t bytes,
+         bool defer = false);
+// Reads `bytes` of the target into `dst`.
+bool get(transport::backend& t, const access_target& from, void* dst, std::size_t bytes,
+         bool defer = false);
 
-// Layouts: `src_count` elements of `src_type` at `src` to `dst_count` of `dst_type` at the
-// target (and back), the type signatures matching (error(type) naming `call` otherwise).
-// Moved as byte runs: copies here, one iovec transfer through the transport otherwise.
-std::uint64_t put_layout(transport::backend& t, const access_target& to, const void* src,
-                         count_t src_count, const datatype& src_type, count_t dst_count,
-                         const datatype& dst_type, completion_counter& c, const char* call);
-std::uint64_t get_layout(transport::backend& t, const access_target& from, void* dst,
-                         count_t dst_count, const datatype& dst_type, count_t src_count,
-                         const datatype& src_type, completion_counter& c, const char* call);
+// Layouts: `local_count` elements of `local_type` at `local` to `remote_count` of
+// `remote_type` at the target (put) or back (get), the type signatures matching (error(type)
+// naming `call` otherwise). Moved as byte runs: copies here, one iovec transfer through the
+// transport otherwise.
+bool put_layout(transport::backend& t, const access_target& to, const void* local,
+                count_t local_count, const datatype& local_type, count_t remote_count,
+                const datatype& remote_type, const char* call, bool defer = false);
+bool get_layout(transport::backend& t, const access_target& from, void* local, count_t local_count,
+                const datatype& local_type, count_t remote_count, const datatype& remote_type,
+                const char* call, bool defer = false);
 
 // An atomic on the naturally aligned 4- or 8-byte word at the target, atomic with every other
 // atomic of this interface and of the transport on that word. fetch: returns the previous
-// value's bits once the operation ran. update: returns 0 when it ran at once (mapped here),
-// else the ticket that completes it at the target.
+// value's bits once the operation ran. update: in flight as above.
 std::uint64_t fetch(transport::backend& t, const access_target& at, const transport::amo_args& a);
-std::uint64_t update(transport::backend& t, const access_target& at, const transport::amo_args& a,
-                     completion_counter& c);
+bool update(transport::backend& t, const access_target& at, const transport::amo_args& a);
 
 }  // namespace oneside::rma::detail

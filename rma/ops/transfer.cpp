@@ -10,6 +10,7 @@
 #include <oneside/runtime/copy.hpp>
 #include <oneside/runtime/transport.hpp>
 
+#include "access/access.hpp"
 #include "datatype/layout.hpp"
 #include "ops/request_state.hpp"
 #include "ops/resolve.hpp"
@@ -19,43 +20,6 @@ namespace {
 
 using detail::resolved;
 using detail::window_impl;
-
-struct run {
-  std::ptrdiff_t offset;
-  std::size_t length;
-};
-
-std::vector<run> runs_of(const datatype& type, count_t count) {
-  std::vector<run> out;
-  out.reserve(oneside::detail::byte_run_count(type, count));
-  oneside::detail::for_each_byte_run(type, count, [&](std::ptrdiff_t off, std::size_t len) {
-    out.push_back(run{off, len});
-  });
-  return out;
-}
-
-// Calls f(origin_offset, target_offset, length) for the matched pieces of the two layouts.
-template <class F>
-void match_runs(const std::vector<run>& a, const std::vector<run>& b, F&& f) {
-  std::size_t i = 0, j = 0, ai = 0, bj = 0;
-  while (i < a.size() && j < b.size()) {
-    const std::size_t n = std::min(a[i].length - ai, b[j].length - bj);
-    if (n > 0) {
-      f(a[i].offset + static_cast<std::ptrdiff_t>(ai),
-        b[j].offset + static_cast<std::ptrdiff_t>(bj), n);
-    }
-    ai += n;
-    bj += n;
-    if (ai == a[i].length) {
-      ++i;
-      ai = 0;
-    }
-    if (bj == b[j].length) {
-      ++j;
-      bj = 0;
-    }
-  }
-}
 
 void check_signature(window_impl& w, std::string_view call, count_t origin_count,
                      const datatype& origin_type, rank_t target, disp_t disp, count_t target_count,
@@ -121,53 +85,25 @@ bool transfer_fast(window_impl& w, bool write, std::byte* origin, count_t count,
     w.fail(error_class::arg, w.where(call, "COM-10", target, disp, bytes),
            "the origin buffer is null");
   }
+  // The bytes move through the access interface, as the pgas layer's do; what goes through
+  // the transport is counted for the target's flush after it was issued (a flush begun before
+  // must not count it complete).
+  const detail::access_target at{r.target->world, r.address, r.direct};
+  transport::backend& tp = *w.transport;
   const bool contiguous = origin_type.is_contiguous() && target_type.is_contiguous();
-  if (r.direct != nullptr && contiguous) {
-    if (write) {
-      oneside::detail::copy_bytes(r.direct, origin, bytes);
-    } else {
-      oneside::detail::copy_bytes(origin, r.direct, bytes);
-    }
-    return;
-  }
-  transport::backend& tp = transport::current();
-  detail::note_transport_op(*r.target);
-  transport::completion* const done = until_flush ? transport::deferred() : nullptr;
+  const char* const name = call.data();  // the window's calls are string literals
+  bool in_flight = false;
   if (contiguous) {
-    if (write) {
-      tp.put(r.target->world, r.address, std::span<const std::byte>(origin, bytes), done);
-    } else {
-      tp.get(r.target->world, r.address, std::span<std::byte>(origin, bytes), done);
-    }
-    return;
-  }
-  const std::vector<run> o = runs_of(origin_type, origin_count);
-  const std::vector<run> t = runs_of(target_type, target_count);
-  if (r.direct != nullptr) {
-    match_runs(o, t, [&](std::ptrdiff_t oo, std::ptrdiff_t to, std::size_t n) {
-      if (write) {
-        oneside::detail::copy_bytes(r.direct + to, origin + oo, n);
-      } else {
-        oneside::detail::copy_bytes(origin + oo, r.direct + to, n);
-      }
-    });
-    return;
-  }
-  std::vector<transport::remote_iov> remote;
-  remote.reserve(t.size());
-  for (const run& x : t)
-    remote.push_back({r.address + static_cast<std::uintptr_t>(x.offset), x.length});
-  if (write) {
-    std::vector<transport::const_iov> local;
-    local.reserve(o.size());
-    for (const run& x : o) local.push_back({origin + x.offset, x.length});
-    tp.putv(r.target->world, local, remote, done);
+    in_flight = write ? detail::put(tp, at, origin, bytes, until_flush)
+                      : detail::get(tp, at, origin, bytes, until_flush);
+  } else if (write) {
+    in_flight = detail::put_layout(tp, at, origin, origin_count, origin_type, target_count,
+                                   target_type, name, until_flush);
   } else {
-    std::vector<transport::mutable_iov> local;
-    local.reserve(o.size());
-    for (const run& x : o) local.push_back({origin + x.offset, x.length});
-    tp.getv(r.target->world, local, remote, done);
+    in_flight = detail::get_layout(tp, at, origin, origin_count, origin_type, target_count,
+                                   target_type, name, until_flush);
   }
+  if (in_flight) detail::note_transport_op(*r.target);
 }
 
 // The fast path inline, the rest behind one call.
