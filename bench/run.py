@@ -538,7 +538,10 @@ def collect(records: list[run_record]) -> tuple[dict, dict]:
     results: dict[tuple[str, int, str], result] = {}
     contexts: dict[tuple[str, int], dict] = {}
     for rec in records:
-        data = json.loads(rec.json_path.read_text())
+        text = rec.json_path.read_text()
+        if not text.strip():
+            continue  # a --filter that matched none of this suite's benchmarks: no output
+        data = json.loads(text)
         ctx = data.get("context", {})
         contexts.setdefault((rec.suite, rec.ranks), ctx)
         for b in data.get("benchmarks", []):

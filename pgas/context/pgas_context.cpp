@@ -59,6 +59,9 @@ pgas_context::pgas_context(context& c)
       transport_,
       static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_SEGMENT_BYTES")),
       static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_MAX_BYTES")));
+  // Where the transport reaches memory made collectively faster (MPI), the heap's first
+  // segment is made so, by every rank at once, now.
+  if (transport_.caps().group_memory_faster) heap_->add_group_segment(world_.group().world_ranks());
   // The same settings, a budget of its own.
   symmetric_ = std::make_unique<symmetric_heap>(
       transport_, world_,

@@ -99,6 +99,17 @@ void global_heap::grow(std::size_t bytes, std::size_t align, std::string_view ca
   segments_.push_back(std::move(seg));
 }
 
+void global_heap::add_group_segment(std::span<const rank_t> members) {
+  // The same size on every rank (the settings are the job's).
+  const std::size_t size =
+      cap_ != 0 ? std::min(cap_ / page * page, segment_bytes_) : segment_bytes_;
+  if (size < page) return;
+  transport::segment seg = transport_.allocate_group(members, size);
+  const std::lock_guard lock(grow_mutex_);
+  list_.add_arena(seg.base(), size);
+  segments_.push_back(std::move(seg));
+}
+
 void global_heap::check_block(const void* p) const {
   list_.check_block(p, "deallocate");
 }

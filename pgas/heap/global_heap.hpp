@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -39,6 +40,10 @@ class global_heap {
     }
     return grow_and_allocate(bytes, align, call);
   }
+  // Collective over `members` (the world): adds a first segment the transport makes for them
+  // together (transport::backend::allocate_group), which it may reach faster than segments in
+  // general (MPI: a window of its own). Of ONESIDE_HEAP_SEGMENT_BYTES, within the cap.
+  void add_group_segment(std::span<const rank_t> members);
   // A block from the segments there are, or null when the heap would have to grow (a new
   // segment may wait for the transport: active-message handlers call this).
   void* try_allocate(std::size_t bytes, std::size_t align);

@@ -39,6 +39,7 @@ void router::attach(std::unique_ptr<oneside::detail::bootstrap> node_boot,
   caps_.max_am_payload = std::min(a.max_am_payload, b.max_am_payload);
   caps_.unified_memory = a.unified_memory && b.unified_memory;
   caps_.gets_complete_at_once = a.gets_complete_at_once && b.gets_complete_at_once;
+  caps_.group_memory_faster = a.group_memory_faster || b.group_memory_faster;
 }
 
 void router::close() {

@@ -83,6 +83,9 @@ struct transport_caps {
   bool unified_memory = true;
   // Whether a get given transport::deferred() holds its bytes on return anyway (shm).
   bool gets_complete_at_once = false;
+  // Whether memory of allocate_group reaches faster than allocate_segment's (MPI: a window of
+  // its own), so layers that can make their memory collectively should.
+  bool group_memory_faster = false;
 };
 
 struct const_iov {
@@ -327,7 +330,8 @@ class backend {
   // transport may serve such a group faster than memory in general: the MPI backend gives it
   // a window of its own (MPI_Win_create), which Open MPI's osc ucx reaches without reading a
   // dynamic window's region table at every operation. Destroying the segments is collective
-  // over the members too (each destroys its own, in the order they were made).
+  // over the members too (each destroys its own, in the order they were made). A member that
+  // cannot get its memory makes every member raise error(no_mem).
   virtual segment allocate_group(std::span<const rank_t> members, std::size_t bytes) {
     (void)members;
     return allocate_segment(bytes);

@@ -1,6 +1,7 @@
 // The MPI backend's completion: MPI_Win_flush(_local)(_all) for one-sided operations (and the
 // staged copies they free), every acknowledgement of messages sent for active messages and
 // transfers by message, MPI_Test for the requests completions track.
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -46,11 +47,46 @@ void mpi::flush_groups(rank_t r, bool local) {
   for (rank_t peer = 0; peer < size_; ++peer) one(peer);
 }
 
+namespace {
+// Raises `mark` to `through` (never lowers it).
+void raise_mark(std::atomic<std::uint64_t>& mark, std::uint64_t through) noexcept {
+  std::uint64_t cur = mark.load(std::memory_order_relaxed);
+  while (cur < through && !mark.compare_exchange_weak(cur, through, std::memory_order_relaxed)) {
+  }
+}
+}  // namespace
+
+void mpi::flush_dynamic(rank_t r, bool local) {
+  if (r != no_rank) {
+    peer_state& p = peer_of(r);
+    const std::uint64_t issued = p.dynamic_issued.load(std::memory_order_acquire);
+    if (issued == p.dynamic_flushed.load(std::memory_order_relaxed)) return;
+    check(on_window([&] { return local ? MPI_Win_flush_local(r, win_) : MPI_Win_flush(r, win_); }),
+          local ? "flush_local" : "flush", r);
+    if (!local) raise_mark(p.dynamic_flushed, issued);
+    return;
+  }
+  const std::uint64_t issued = dynamic_issued_.load(std::memory_order_acquire);
+  if (issued == dynamic_flushed_.load(std::memory_order_relaxed)) return;
+  // What each peer had issued before the flush: complete once it returns.
+  std::vector<std::uint64_t> before(static_cast<std::size_t>(size_));
+  for (rank_t q = 0; q < size_; ++q) {
+    before[static_cast<std::size_t>(q)] = peer_of(q).dynamic_issued.load(std::memory_order_acquire);
+  }
+  check(on_window([&] { return local ? MPI_Win_flush_local_all(win_) : MPI_Win_flush_all(win_); }),
+        local ? "flush_local_all" : "flush_all");
+  if (local) return;
+  raise_mark(dynamic_flushed_, issued);
+  for (rank_t q = 0; q < size_; ++q) {
+    raise_mark(peer_of(q).dynamic_flushed, before[static_cast<std::size_t>(q)]);
+  }
+}
+
 void mpi::flush(rank_t target) {
   check_rank(target, "flush");
   std::vector<std::unique_ptr<std::byte[]>> copies;
   release_staged(target, copies);  // issued before this flush: it completes them
-  check(on_window([&] { return MPI_Win_flush(target, win_); }), "flush", target);
+  flush_dynamic(target, false);
   flush_groups(target, false);
   await_acks(target);
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -60,7 +96,7 @@ void mpi::flush_all() {
   check_rank(rank_, "flush_all");
   std::vector<std::unique_ptr<std::byte[]>> copies;
   for (rank_t r = 0; r < size_; ++r) release_staged(r, copies);
-  check(on_window([&] { return MPI_Win_flush_all(win_); }), "flush_all");
+  flush_dynamic(no_rank, false);
   flush_groups(no_rank, false);
   for (rank_t r = 0; r < size_; ++r) await_acks(r);
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -70,7 +106,7 @@ void mpi::flush_local(rank_t target) {
   check_rank(target, "flush_local");
   std::vector<std::unique_ptr<std::byte[]>> copies;
   release_staged(target, copies);
-  check(on_window([&] { return MPI_Win_flush_local(target, win_); }), "flush_local", target);
+  flush_dynamic(target, true);
   flush_groups(target, true);
   await_acks(target);  // gets by message complete locally when their bytes arrive
 }
@@ -79,7 +115,7 @@ void mpi::flush_local_all() {
   check_rank(rank_, "flush_local_all");
   std::vector<std::unique_ptr<std::byte[]>> copies;
   for (rank_t r = 0; r < size_; ++r) release_staged(r, copies);
-  check(on_window([&] { return MPI_Win_flush_local_all(win_); }), "flush_local_all");
+  flush_dynamic(no_rank, true);
   flush_groups(no_rank, true);
   for (rank_t r = 0; r < size_; ++r) await_acks(r);
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <string>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -244,7 +245,6 @@ segment mpi::allocate_group(std::span<const rank_t> members, std::size_t bytes) 
   check_rank(rank_, "allocate_group");
   auto g = std::make_unique<group_window>();
   g->members.assign(members.begin(), members.end());
-  g->memory = memory_.allocate_segment(std::max<std::size_t>(bytes, 1));
   // Collective over the members only: a communicator of theirs, then the window over it.
   MPI_Group world = MPI_GROUP_NULL;
   MPI_Group group = MPI_GROUP_NULL;
@@ -256,6 +256,22 @@ segment mpi::allocate_group(std::span<const rank_t> members, std::size_t bytes) 
   MPI_Group_free(&world);
   check(rc, "allocate_group");
   MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN);
+  // The memory, which may fail on some member: all members agree before the window is made,
+  // and all raise alike otherwise (none waits in MPI_Win_create for one that raised).
+  std::string why;
+  try {
+    g->memory = memory_.allocate_segment(std::max<std::size_t>(bytes, 1));
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  int ok = why.empty() ? 1 : 0;
+  int all_ok = 0;
+  check(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, g->comm), "allocate_group");
+  if (all_ok == 0) {
+    MPI_Comm_free(&g->comm);
+    oneside::detail::raise(error_class::no_mem, {.call = "allocate_group", .bytes = bytes},
+                           why.empty() ? "another member could not get its memory" : why);
+  }
   check(MPI_Win_create(g->memory.base(), static_cast<MPI_Aint>(g->memory.size()), 1, MPI_INFO_NULL,
                        g->comm, &g->win),
         "allocate_group");

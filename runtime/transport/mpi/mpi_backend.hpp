@@ -261,6 +261,10 @@ class mpi final : public runtime_backend {
     std::vector<std::unique_ptr<mpi_detail::group_target>> groups;
     // The peer's exposed memory as it last told this rank (exposes(): asked again on a miss).
     mpi_detail::range_set exposed;
+    // Operations on the job's dynamic window to this peer, and how many a flush completed: a
+    // flush with nothing new skips MPI_Win_flush (a round trip on osc ucx even when idle).
+    std::atomic<std::uint64_t> dynamic_issued{0};
+    std::atomic<std::uint64_t> dynamic_flushed{0};
   };
   // A group window (allocate_group): its communicator and window over this member's segment
   // of the node backend's memory, locked with lock_all for its life.
@@ -334,6 +338,11 @@ class mpi final : public runtime_backend {
                         const mpi_detail::byte_layout& target, completion* c,
                         std::string_view call);
   void track(completion& c, rank_t target, MPI_Request req);
+  // Counts an operation just issued through `t` for the flushes that complete it.
+  void note_issued(rank_t peer, const mpi_detail::mpi_target& t) noexcept;
+  // MPI_Win_flush(_local) on the dynamic window to `r` (every rank: no_rank) when something
+  // was issued there since the last such flush.
+  void flush_dynamic(rank_t r, bool local);
   // Memory served by messages: the owner's progress thread copies the bytes.
   void by_message(direction d, rank_t peer, std::span<const moved_piece> pieces, completion* c);
   // A put to the source of the message whose handler this thread runs: appended to its
@@ -441,6 +450,9 @@ class mpi final : public runtime_backend {
   std::vector<MPI_Request> send_requests_;
   std::vector<std::unique_ptr<std::byte[]>> send_buffers_;
 
+  // Operations on the dynamic window to any peer, and how many a flush_all completed.
+  std::atomic<std::uint64_t> dynamic_issued_{0};
+  std::atomic<std::uint64_t> dynamic_flushed_{0};
   std::atomic<bool> stop_{false};
   std::atomic<bool> closed_{false};
   std::thread progress_;

@@ -72,6 +72,7 @@ mpi::mpi(oneside::detail::bootstrap& boot, const mpi_options& opts)
 
   caps_.atomics_coherent_with_cpu = true;  // remote atomics run at the owner, on the CPU
   caps_.max_inline_put = stage_limit;
+  caps_.group_memory_faster = true;  // a window of its own: no region table fetched per access
   caps_.max_am_payload = max_piece - sizeof(am_header);
   caps_.unified_memory = found != 0 && model != nullptr && *model == MPI_WIN_UNIFIED;
 

@@ -101,7 +101,16 @@ void mpi::mpi_transfer(direction d, std::byte* local, std::size_t n, rank_t peer
           }),
           call, peer);
   }
-  if (t.group != nullptr) t.group->issued.fetch_add(1, std::memory_order_release);
+  note_issued(peer, t);
+}
+
+void mpi::note_issued(rank_t peer, const mpi_target& t) noexcept {
+  if (t.group != nullptr) {
+    t.group->issued.fetch_add(1, std::memory_order_release);
+  } else {
+    peer_of(peer).dynamic_issued.fetch_add(1, std::memory_order_release);
+    dynamic_issued_.fetch_add(1, std::memory_order_release);
+  }
 }
 
 void mpi::track(completion& c, rank_t target, MPI_Request req) {
@@ -151,7 +160,7 @@ void mpi::contiguous(rank_t peer, std::uintptr_t addr, std::byte* local, std::si
                        : MPI_Rget(local, k, MPI_BYTE, t->rank, t->disp, k, MPI_BYTE, t->win, &req);
           }),
           call, peer);
-    if (t->group != nullptr) t->group->issued.fetch_add(1, std::memory_order_release);
+    note_issued(peer, *t);
     track(*c, peer, req);
     return;
   }
@@ -228,7 +237,7 @@ void mpi::scattered(rank_t peer, std::span<const Iov> local, std::span<const rem
                            target.type, t->win);
           }),
           call, peer);
-    if (t->group != nullptr) t->group->issued.fetch_add(1, std::memory_order_release);
+    note_issued(peer, *t);
     p.staged.push_back(std::move(copy));
     return;
   }
@@ -252,7 +261,7 @@ template void mpi::scattered<direction::get>(rank_t, std::span<const mutable_iov
 
 void mpi::transfer_layouts(direction d, rank_t peer, const mpi_target& t, const byte_layout& origin,
                            const byte_layout& target, completion* c, std::string_view call) {
-  if (t.group != nullptr) t.group->issued.fetch_add(1, std::memory_order_release);
+  note_issued(peer, t);
   if (c != nullptr && c != deferred()) {
     MPI_Request req = MPI_REQUEST_NULL;
     check(on_window([&] {
