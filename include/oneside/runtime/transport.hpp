@@ -238,6 +238,9 @@ class reach_table {
   struct snapshot {
     std::uint64_t version;
     std::vector<entry> entries;  // sorted by base
+    // The mapped entry the last lookup found (most lookups hit the one before them): tried
+    // first. Any thread may update it; a stale index only costs the scan.
+    mutable std::atomic<std::uint32_t> last_hit{0};
   };
 
   reach_table() = default;
@@ -254,11 +257,20 @@ class reach_table {
     if (v == nullptr || v->version != s.version->load(std::memory_order_acquire)) {
       v = refresh(r);
     }
+    const std::uint32_t hint = v->last_hit.load(std::memory_order_relaxed);
+    if (hint < v->entries.size()) {
+      const entry& e = v->entries[hint];
+      if (e.local != nullptr && addr - e.base <= e.len && len <= e.len - (addr - e.base)) return &e;
+    }
     const entry* exposed = nullptr;
     for (const entry& e : v->entries) {
       if (e.base > addr) break;
       if (addr - e.base <= e.len && len <= e.len - (addr - e.base)) {
-        if (e.local != nullptr) return &e;
+        if (e.local != nullptr) {
+          v->last_hit.store(static_cast<std::uint32_t>(&e - v->entries.data()),
+                            std::memory_order_relaxed);
+          return &e;
+        }
         exposed = &e;
       }
     }
