@@ -94,20 +94,29 @@ void shm::enqueue(int i, message_kind kind, am_handler_id handler, std::size_t b
 // for a message and its completion while the agent polls). Atomics always travel this way;
 // the replies of gets and fetching atomics come back in this rank's page.
 
+namespace {
+// The head of a kind_put or kind_get message: its count, reply slot and pieces. Returns where
+// what follows goes.
+std::byte* write_head(std::byte* at, std::uint32_t reply, std::span<const remote_iov> remote) {
+  const inline_head head{static_cast<std::uint32_t>(remote.size()), reply};
+  std::memcpy(at, &head, sizeof head);
+  at += sizeof head;
+  for (const remote_iov& r : remote) {
+    const inline_piece piece{r.addr, r.len};
+    std::memcpy(at, &piece, sizeof piece);
+    at += sizeof piece;
+  }
+  return at;
+}
+}  // namespace
+
 std::uint64_t shm::put_inline(int i, std::span<const const_iov> local,
                               std::span<const remote_iov> remote) {
   std::size_t data = 0;
   for (const remote_iov& r : remote) data += r.len;
   const std::size_t bytes = sizeof(inline_head) + remote.size() * sizeof(inline_piece) + data;
   return send(i, kind_put, 0, bytes, [&](std::byte* at) {
-    const inline_head head{static_cast<std::uint32_t>(remote.size()), no_reply};
-    std::memcpy(at, &head, sizeof head);
-    at += sizeof head;
-    for (const remote_iov& r : remote) {
-      const inline_piece piece{r.addr, r.len};
-      std::memcpy(at, &piece, sizeof piece);
-      at += sizeof piece;
-    }
+    at = write_head(at, no_reply, remote);
     for (const const_iov& l : local) {
       std::memcpy(at, l.base, l.len);
       at += l.len;
@@ -119,16 +128,8 @@ void shm::get_inline(int i, std::span<const mutable_iov> local,
                      std::span<const remote_iov> remote) {
   const std::uint32_t slot = take_reply_slot();
   const std::size_t bytes = sizeof(inline_head) + remote.size() * sizeof(inline_piece);
-  const std::uint64_t ticket = send(i, kind_get, 0, bytes, [&](std::byte* at) {
-    const inline_head head{static_cast<std::uint32_t>(remote.size()), slot};
-    std::memcpy(at, &head, sizeof head);
-    at += sizeof head;
-    for (const remote_iov& r : remote) {
-      const inline_piece piece{r.addr, r.len};
-      std::memcpy(at, &piece, sizeof piece);
-      at += sizeof piece;
-    }
-  });
+  const std::uint64_t ticket =
+      send(i, kind_get, 0, bytes, [&](std::byte* at) { write_head(at, slot, remote); });
   await_applied(i, ticket);
   const std::byte* from = own_.replies[slot].data;
   for (const mutable_iov& l : local) {
