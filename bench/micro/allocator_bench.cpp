@@ -18,7 +18,7 @@
 #include <oneside/oneside.hpp>
 
 #include "bench_support.hpp"
-#include "heap/free_list.hpp"
+#include "pgas/free_list.hpp"
 
 namespace {
 

@@ -40,9 +40,9 @@
 #include <benchmark/benchmark.h>
 
 #include <oneside/oneside.hpp>
-#include <oneside/runtime/transport.hpp>
 
 #include "bench_support.hpp"
+#include "runtime/transport.hpp"
 
 namespace {
 

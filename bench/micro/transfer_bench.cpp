@@ -9,9 +9,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include <oneside/runtime/transport.hpp>
-
 #include "bench_support.hpp"
+#include "runtime/transport.hpp"
 
 namespace {
 

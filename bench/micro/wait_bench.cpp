@@ -15,10 +15,10 @@
 #include <benchmark/benchmark.h>
 
 #include <oneside/oneside.hpp>
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "bench_support.hpp"
+#include "runtime/transport.hpp"
 
 namespace {
 

@@ -10,9 +10,9 @@
 #include <benchmark/benchmark.h>
 
 #include <oneside/oneside.hpp>
-#include <oneside/runtime/transport.hpp>
 
 #include "lockstep.hpp"
+#include "runtime/transport.hpp"
 
 #ifndef ONESIDE_BENCH_GIT_COMMIT
 #define ONESIDE_BENCH_GIT_COMMIT "unknown"

@@ -7,7 +7,8 @@
 #include <vector>
 
 #include <oneside/oneside.hpp>
-#include <oneside/runtime/transport.hpp>
+
+#include "runtime/transport.hpp"
 
 namespace oneside::bench {
 

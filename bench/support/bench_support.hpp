@@ -11,9 +11,9 @@
 #include <benchmark/benchmark.h>
 
 #include <oneside/oneside.hpp>
-#include <oneside/runtime/transport.hpp>
 
 #include "lockstep.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::bench {
 

@@ -11,8 +11,9 @@
 #include <oneside/pgas/global_ref.hpp>
 
 #include "comm/remote.hpp"
-#include "error/check.hpp"
-#include "error/hex.hpp"
+#include "runtime/check.hpp"
+#include "runtime/hex.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::pgas::detail {
 

@@ -1,6 +1,6 @@
 // The remote paths of rput/rget (communication.hpp) and put-with-signal (signal.hpp): memory
 // this process does not load and store is reached through the rma layer's access interface
-// (rma/access/access.hpp), and completed through the pgas context's completion counter: a
+// (rma/interface/rma/access.hpp), and completed through the pgas context's completion counter: a
 // future of a remote operation is its ticket (future/state.hpp, op_ticket), made ready by one
 // flush of its target (ticket_poll) or by quiet(); continuations attached to one wait for
 // the completion that covers it (ticket_state).
@@ -17,8 +17,8 @@
 #include <oneside/runtime/wait.hpp>
 
 #include "comm/remote.hpp"
-#include "error/check.hpp"
-#include "error/hex.hpp"
+#include "runtime/check.hpp"
+#include "runtime/hex.hpp"
 
 namespace oneside::pgas::detail {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <oneside/pgas/future.hpp>
 
-#include "access/access.hpp"
 #include "context/pgas_context.hpp"
+#include "rma/access.hpp"
 
 namespace oneside::pgas::detail {
 

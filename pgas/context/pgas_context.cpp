@@ -11,45 +11,42 @@
 
 #include <oneside/pgas/global_ptr.hpp>
 #include <oneside/pgas/heap.hpp>
-#include <oneside/runtime/transport.hpp>
 
-#include "context/context.hpp"
-#include "error/check.hpp"
-#include "error/hex.hpp"
-#include "settings/settings.hpp"
+#include "runtime/check.hpp"
+#include "runtime/hex.hpp"
+#include "runtime/layers.hpp"
+#include "runtime/settings.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::pgas::detail {
 namespace {
 
-using oneside::detail::context;
 using oneside::detail::hex;
 
 // The layer's slot in the runtime's context: publishes the pgas context while it lives.
 struct context_slot {
-  explicit context_slot(context& c) : pgas(c) {
-    g_current_context.store(&pgas, std::memory_order_release);
-  }
+  context_slot() { g_current_context.store(&pgas, std::memory_order_release); }
   ~context_slot() { g_current_context.store(nullptr, std::memory_order_release); }
   pgas_context pgas;
 };
 
-void open_pgas(context& c) {
-  c.layer_state[static_cast<std::size_t>(oneside::detail::layer::pgas)] =
-      std::make_shared<context_slot>(c);
+std::shared_ptr<void> open_pgas() {
+  return std::make_shared<context_slot>();
 }
 
-[[maybe_unused]] const bool registered =
-    (oneside::detail::register_layer_open(oneside::detail::layer::pgas, &open_pgas), true);
+// pgas sits on rma: depth 2, opened after and released before rma's state.
+[[maybe_unused]] const oneside::detail::layer_key g_layer =
+    oneside::detail::register_layer("pgas", 2, &open_pgas);
 
 }  // namespace
 
-pgas_context::pgas_context(context& c)
-    : transport_(*c.transport),
-      reach_(c.transport->reach()),
-      world_(c.world),
-      rank_(c.world.rank()),
-      local_(static_cast<std::size_t>(c.world.size()), 0),
-      ops_(c.world.size()) {
+pgas_context::pgas_context()
+    : transport_(transport::current("runtime open")),
+      reach_(transport_.reach()),
+      world_(oneside::world()),
+      rank_(world_.rank()),
+      local_(static_cast<std::size_t>(world_.size()), 0),
+      ops_(world_.size()) {
   bells_.assign(local_.size(), nullptr);
   for (rank_t r : transport_.node_ranks()) {
     local_[static_cast<std::size_t>(r)] = 1;
@@ -82,7 +79,7 @@ pgas_context::~pgas_context() {
 pgas_context& get_context(std::string_view call) {
   pgas_context* s = get_context_if_open();
   if (s == nullptr) [[unlikely]] {
-    (void)oneside::detail::require_context(call);  // raises not_open
+    (void)transport::current(call);  // raises not_open
     oneside::detail::raise(error_class::intern, {.call = call},
                            "the pgas layer was not set up when the runtime opened");
   }

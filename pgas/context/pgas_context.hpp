@@ -1,6 +1,6 @@
 // The pgas layer's per-process context (internal): made on every rank when the runtime opens
 // and released when it closes. It holds this rank's heaps, the counter that completes the
-// operations the layer issues through the rma access interface (rma/access/access.hpp:
+// operations the layer issues through the rma access interface (rma/interface/rma/access.hpp:
 // quiet(), the futures of remote puts and updates), and the doorbells of node peers. Which
 // memory this process loads and stores is the transport's table (transport::reach_table).
 #pragma once
@@ -11,21 +11,17 @@
 #include <string_view>
 #include <vector>
 
-#include <oneside/runtime/transport.hpp>
-
-#include "access/access.hpp"
 #include "heap/global_heap.hpp"
 #include "heap/symmetric_heap.hpp"
-
-namespace oneside::detail {
-struct context;
-}
+#include "rma/access.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::pgas::detail {
 
 class pgas_context {
  public:
-  explicit pgas_context(oneside::detail::context& c);
+  // Made at every runtime open, on every rank (collective: the heap's first segment).
+  pgas_context();
   pgas_context(const pgas_context&) = delete;
   pgas_context& operator=(const pgas_context&) = delete;
   ~pgas_context();

@@ -13,10 +13,10 @@
 #include <oneside/runtime/error.hpp>
 #include <oneside/runtime/wait.hpp>
 
-#include "context/context.hpp"
 #include "context/pgas_context.hpp"
-#include "error/check.hpp"
-#include "sync/spin_lock.hpp"
+#include "pgas/spin_lock.hpp"
+#include "runtime/check.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside {
 namespace pgas::detail {
@@ -40,9 +40,8 @@ continuation* closed() noexcept {
 doorbell g_future_bell;
 
 doorbell& wait_bell() noexcept {
-  if (oneside::detail::context* c = oneside::detail::current_context();
-      c != nullptr && c->transport) {
-    return c->transport->local_doorbell();
+  if (transport::backend* t = transport::current_if_open(); t != nullptr) {
+    return t->local_doorbell();
   }
   return g_future_bell;
 }
@@ -50,9 +49,8 @@ doorbell& wait_bell() noexcept {
 // Rings both: a waiter that began before the runtime opened sleeps on the futures' bell.
 void wake_waiters() noexcept {
   oneside::detail::notify(g_future_bell);
-  if (oneside::detail::context* c = oneside::detail::current_context();
-      c != nullptr && c->transport) {
-    oneside::detail::notify(c->transport->local_doorbell());
+  if (transport::backend* t = transport::current_if_open(); t != nullptr) {
+    oneside::detail::notify(t->local_doorbell());
   }
 }
 
@@ -270,7 +268,8 @@ void raise_null_exception(std::string_view call) {
 }
 
 task_arena_ref async_arena() {
-  return task_arena_ref(oneside::detail::require_context("async").arena.get());
+  (void)transport::current("async");  // error(not_open) naming the call
+  return this_rank_arena();
 }
 
 void add_pending(std::shared_ptr<state_base> s) {

@@ -1,6 +1,6 @@
 // The free-list allocator of the global heap: boundary tags, first fit in heap order,
 // coalescing on free, and the checks that reject misuse before anything changes.
-#include "heap/free_list.hpp"
+#include "pgas/free_list.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,8 +14,8 @@
 
 #include <oneside/runtime/error.hpp>
 
-#include "error/check.hpp"
-#include "error/hex.hpp"
+#include "runtime/check.hpp"
+#include "runtime/hex.hpp"
 
 namespace oneside::pgas::detail {
 

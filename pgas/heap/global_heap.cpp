@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 
 namespace oneside::pgas::detail {
 namespace {

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include <oneside/pgas/heap.hpp>
-#include <oneside/runtime/transport.hpp>
 
-#include "heap/free_list.hpp"
+#include "pgas/free_list.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::pgas::detail {
 

@@ -36,11 +36,11 @@
 #include <oneside/pgas/future.hpp>
 #include <oneside/pgas/heap.hpp>
 #include <oneside/runtime/error.hpp>
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "context/pgas_context.hpp"
-#include "error/check.hpp"
+#include "runtime/check.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::pgas::detail {
 namespace {

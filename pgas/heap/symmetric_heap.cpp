@@ -13,8 +13,8 @@
 #include <oneside/runtime/collectives.hpp>
 
 #include "context/pgas_context.hpp"
-#include "error/check.hpp"
-#include "error/hex.hpp"
+#include "runtime/check.hpp"
+#include "runtime/hex.hpp"
 
 namespace oneside::pgas::detail {
 namespace {

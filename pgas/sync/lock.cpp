@@ -21,8 +21,8 @@
 #include <oneside/runtime/op.hpp>
 
 #include "context/pgas_context.hpp"
-#include "error/check.hpp"
-#include "error/hex.hpp"
+#include "runtime/check.hpp"
+#include "runtime/hex.hpp"
 
 namespace oneside {
 namespace {

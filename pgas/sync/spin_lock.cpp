@@ -1,5 +1,5 @@
 // The contended path of spin_lock (see spin_lock.hpp).
-#include "sync/spin_lock.hpp"
+#include "pgas/spin_lock.hpp"
 
 #include <oneside/runtime/wait.hpp>
 

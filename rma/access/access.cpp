@@ -1,5 +1,5 @@
 // The access interface (access.hpp): resolution, data movement, atomics and completion.
-#include "access/access.hpp"
+#include "rma/access.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -8,10 +8,10 @@
 
 #include <oneside/runtime/copy.hpp>
 
-#include "datatype/layout.hpp"
-#include "error/check.hpp"
-#include "error/hex.hpp"
-#include "transport/amo_local.hpp"
+#include "runtime/amo_local.hpp"
+#include "runtime/check.hpp"
+#include "runtime/hex.hpp"
+#include "runtime/layout.hpp"
 
 namespace oneside::rma::detail {
 namespace {

@@ -7,9 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include <oneside/runtime/transport.hpp>
-
 #include "ops/stripe_lock.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::rma::detail {
 

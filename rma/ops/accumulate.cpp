@@ -17,13 +17,13 @@
 #include <oneside/rma/window.hpp>
 
 #include "context/rma_context.hpp"
-#include "datatype/layout.hpp"
-#include "datatype/op_rules.hpp"
-#include "datatype/reduce.hpp"
-#include "error/check.hpp"
 #include "ops/request_state.hpp"
 #include "ops/resolve.hpp"
 #include "ops/stripe_lock.hpp"
+#include "runtime/check.hpp"
+#include "runtime/layout.hpp"
+#include "runtime/op_rules.hpp"
+#include "runtime/reduce.hpp"
 
 namespace oneside::rma {
 namespace detail {

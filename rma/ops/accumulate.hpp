@@ -5,7 +5,7 @@
 
 #include <span>
 
-#include <oneside/runtime/transport.hpp>
+#include "runtime/transport.hpp"
 
 namespace oneside::rma::detail {
 

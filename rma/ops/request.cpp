@@ -4,10 +4,10 @@
 
 #include <oneside/rma/request.hpp>
 #include <oneside/runtime/runtime.hpp>
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "ops/request_state.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::rma {
 

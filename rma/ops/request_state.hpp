@@ -5,7 +5,8 @@
 #include <functional>
 
 #include <oneside/rma/request.hpp>
-#include <oneside/runtime/transport.hpp>
+
+#include "runtime/transport.hpp"
 
 namespace oneside::rma::detail {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
-#include "datatype/layout.hpp"
+#include "runtime/layout.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::rma::detail {
 namespace {

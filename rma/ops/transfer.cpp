@@ -8,12 +8,12 @@
 
 #include <oneside/rma/window.hpp>
 #include <oneside/runtime/copy.hpp>
-#include <oneside/runtime/transport.hpp>
 
-#include "access/access.hpp"
-#include "datatype/layout.hpp"
 #include "ops/request_state.hpp"
 #include "ops/resolve.hpp"
+#include "rma/access.hpp"
+#include "runtime/layout.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::rma {
 namespace {

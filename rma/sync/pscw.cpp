@@ -11,9 +11,9 @@
 
 #include <oneside/rma/window.hpp>
 #include <oneside/runtime/group.hpp>
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
+#include "runtime/transport.hpp"
 #include "sync/sync.hpp"
 #include "window/window_impl.hpp"
 

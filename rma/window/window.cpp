@@ -15,10 +15,9 @@
 #include <oneside/runtime/runtime.hpp>
 #include <oneside/runtime/wait.hpp>
 
-#include "context/context.hpp"
 #include "context/rma_context.hpp"
-#include "error/check.hpp"
-#include "team/team_impl.hpp"
+#include "runtime/check.hpp"
+#include "runtime/team_copy.hpp"
 #include "window/window_impl.hpp"
 
 namespace oneside::rma {
@@ -94,7 +93,7 @@ void apply_hints(window_impl& w, const info& hints, bool at_creation) {
 std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_base,
                                    std::size_t bytes, std::ptrdiff_t disp_unit, const info& hints,
                                    std::string_view call) {
-  oneside::detail::context& ctx = oneside::detail::require_context(call);
+  transport::backend& tp = transport::current(call);
   ONESIDE_CHECK(t.is_valid(), error_class::comm, {.call = call, .rule = "WIN-1"},
                 "the team is null");
   ONESIDE_CHECK(disp_unit > 0, error_class::disp, {.call = call, .rule = "WIN-4"},
@@ -105,7 +104,6 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
   ONESIDE_CHECK(bytes <= (std::size_t{1} << 62), error_class::size, {.call = call, .rule = "WIN-4"},
                 "size " + std::to_string(bytes) + " is not a valid window size");
   detail::rma_context& state = detail::rma_context::get(call);
-  transport::backend& tp = *ctx.transport;
 
   auto w = std::make_unique<window_impl>();
   w->id = state.next_window_serial();

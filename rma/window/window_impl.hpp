@@ -14,9 +14,9 @@
 
 #include <oneside/rma/window.hpp>
 #include <oneside/runtime/error.hpp>
-#include <oneside/runtime/transport.hpp>
 
 #include "ops/stripe_lock.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::rma::detail {
 

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "bootstrap/boot_segment.hpp"
-#include "error/check.hpp"
-#include "settings/settings.hpp"
+#include "runtime/check.hpp"
+#include "runtime/settings.hpp"
 #include "transport/shm/shm_object.hpp"
 
 namespace oneside::detail {

@@ -11,7 +11,7 @@
 #include <mpi.h>
 
 #include "bootstrap/bootstrap.hpp"
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 #include "transport/shm/shm_object.hpp"
 
 namespace oneside::detail {

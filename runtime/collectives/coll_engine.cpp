@@ -9,7 +9,7 @@
 #include <oneside/runtime/copy.hpp>
 #include <oneside/runtime/wait.hpp>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 
 namespace oneside::detail {
 namespace {

@@ -66,8 +66,9 @@
 #include <span>
 #include <vector>
 
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/types.hpp>
+
+#include "runtime/transport.hpp"
 
 namespace oneside::detail {
 

@@ -11,8 +11,8 @@
 #include <oneside/runtime/collectives.hpp>
 #include <oneside/runtime/copy.hpp>
 
-#include "datatype/reduce.hpp"
-#include "error/check.hpp"
+#include "runtime/check.hpp"
+#include "runtime/reduce.hpp"
 #include "team/team_impl.hpp"
 
 namespace oneside {

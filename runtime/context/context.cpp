@@ -1,10 +1,14 @@
 // The runtime's context: created at open, destroyed at close.
 #include "context/context.hpp"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 
 #include "bootstrap/bootstrap.hpp"
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 #include "task/arena_impl.hpp"
 
 namespace oneside::detail {
@@ -50,26 +54,52 @@ context& require_context(std::string_view call) {
   return *c;
 }
 
-std::shared_ptr<void>& layer_state(layer l, std::string_view call) {
-  return require_context(call).layer_state[static_cast<std::size_t>(l)];
-}
-
 namespace {
-layer_open_fn g_layer_open[layer_count] = {};
+struct registered_layer {
+  std::string_view name;
+  int depth = 0;
+  layer_open_fn open = nullptr;
+};
+// Constant-initialized: layers register from static initializers of other libraries.
+registered_layer g_layers[max_layers] = {};
+std::size_t g_layer_count = 0;
+
+// The registered layers' slots in increasing depth (registration order among equals).
+std::array<std::size_t, max_layers> layers_by_depth() noexcept {
+  std::array<std::size_t, max_layers> order{};
+  for (std::size_t i = 0; i < g_layer_count; ++i) order[i] = i;
+  std::stable_sort(
+      order.begin(), order.begin() + static_cast<std::ptrdiff_t>(g_layer_count),
+      [](std::size_t a, std::size_t b) { return g_layers[a].depth < g_layers[b].depth; });
+  return order;
+}
 }  // namespace
 
-void register_layer_open(layer l, layer_open_fn fn) noexcept {
-  g_layer_open[static_cast<std::size_t>(l)] = fn;
+layer_key register_layer(std::string_view name, int depth, layer_open_fn open) noexcept {
+  if (g_layer_count == max_layers) {
+    std::fprintf(stderr, "oneside: cannot register layer %.*s: %zu layers are registered already\n",
+                 static_cast<int>(name.size()), name.data(), max_layers);
+    std::abort();
+  }
+  g_layers[g_layer_count] = {name, depth, open};
+  return layer_registry::key(g_layer_count++);
 }
 
-void run_layer_opens(context& c) {
-  for (layer_open_fn fn : g_layer_open) {
-    if (fn != nullptr) fn(c);
+std::shared_ptr<void>& layer_state(layer_key key, std::string_view call) {
+  return layer_registry::slot(require_context(call), key);
+}
+
+void layer_registry::open_all(context& c) {
+  const std::array<std::size_t, max_layers> order = layers_by_depth();
+  for (std::size_t i = 0; i < g_layer_count; ++i) {
+    const registered_layer& l = g_layers[order[i]];
+    if (l.open != nullptr) c.layer_state[order[i]] = l.open();
   }
 }
 
-void release_layer_states(context& c) noexcept {
-  for (std::size_t i = layer_count; i-- > 0;) c.layer_state[i].reset();
+void layer_registry::release_all(context& c) noexcept {
+  const std::array<std::size_t, max_layers> order = layers_by_depth();
+  for (std::size_t i = g_layer_count; i-- > 0;) c.layer_state[order[i]].reset();
 }
 
 rank_t world_rank_if_open() noexcept {

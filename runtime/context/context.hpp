@@ -9,8 +9,10 @@
 
 #include <oneside/runtime/team.hpp>
 #include <oneside/runtime/topology.hpp>
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/types.hpp>
+
+#include "runtime/layers.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::detail {
 
@@ -26,11 +28,6 @@ struct wait_params {
 };
 const wait_params& current_wait_params() noexcept;
 
-// State the layers above keep per process (the rma layer's lock tables, the pgas heap). The
-// runtime only owns it: it is released at close, before the transport.
-enum class layer : std::uint8_t { rma, pgas };
-inline constexpr std::size_t layer_count = 2;
-
 struct context {
   context();
   ~context();
@@ -44,24 +41,22 @@ struct context {
   team local;
   rank_topology topology;
   bool oversubscribed = false;
-  std::uint64_t next_team_id = 1;  // team ids are agreed collectively (see team.cpp)
-  std::shared_ptr<void> layer_state[layer_count];
+  std::uint64_t next_team_id = 1;                 // team ids are agreed collectively (see team.cpp)
+  std::shared_ptr<void> layer_state[max_layers];  // the layers above (runtime/layers.hpp)
 };
 
-// The slot of `l` in the open runtime's context (error(not_open) when none is open).
-std::shared_ptr<void>& layer_state(layer l, std::string_view call);
-
-// An upper layer's hook run at the end of every runtime open, on every rank and in layer
-// order, with the world team, the transport and the arena ready: where a layer makes state
-// that must be collective (the pgas heap's job-wide window) into its layer_state slot.
-// Registered once per process before the runtime opens (a static initializer of the layer's
-// library); the state goes at close, upper layers first, before the transport.
-using layer_open_fn = void (*)(context&);
-void register_layer_open(layer l, layer_open_fn fn) noexcept;
-// Runs the registered hooks (runtime open).
-void run_layer_opens(context& c);
-// Releases the layers' state, upper layers first.
-void release_layer_states(context& c) noexcept;
+// The layers above the runtime (registered in runtime/layers.hpp), run and released here.
+class layer_registry {
+ public:
+  // Runs the registered open hooks in increasing depth (runtime open).
+  static void open_all(context& c);
+  // Releases the layers' state in decreasing depth (runtime close).
+  static void release_all(context& c) noexcept;
+  static constexpr layer_key key(std::size_t index) noexcept { return layer_key(index); }
+  static std::shared_ptr<void>& slot(context& c, layer_key key) noexcept {
+    return c.layer_state[key.index_];
+  }
+};
 
 // The open runtime's context, or null.
 context* current_context() noexcept;

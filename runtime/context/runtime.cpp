@@ -12,8 +12,8 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "context/context.hpp"
-#include "error/check.hpp"
-#include "settings/settings.hpp"
+#include "runtime/check.hpp"
+#include "runtime/settings.hpp"
 #include "task/arena_impl.hpp"
 #include "team/team_impl.hpp"
 #include "transport/transport_table.hpp"
@@ -71,7 +71,7 @@ std::mutex g_open_mutex;
 // agent and release this rank's shared memory, keep the transport object for late handles.
 void retire(std::unique_ptr<detail::context> ctx) {
   if (!ctx) return;
-  detail::release_layer_states(*ctx);
+  detail::layer_registry::release_all(*ctx);
   ctx->world = team();
   ctx->local = team();
   ctx->arena.reset();
@@ -115,7 +115,7 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
     const rank_t node = c.transport->node_ranks().front();
     c.local = c.world.split(node, c.world.rank());
     c.arena = std::make_unique<detail::arena_impl>(threads);
-    detail::run_layer_opens(c);
+    detail::layer_registry::open_all(c);
     c.boot->barrier();
   } catch (...) {
     retire(detail::uninstall_context());
@@ -132,9 +132,9 @@ void runtime::close() {
   std::lock_guard lock(g_open_mutex);
   detail::context* c = detail::current_context();
   if (c == nullptr) return;
-  c->boot->barrier();                // every rank is done with collectives and transport calls
-  c->arena.reset();                  // tasks still queued finish first
-  detail::release_layer_states(*c);  // upper layers' memory, before the transport
+  c->boot->barrier();  // every rank is done with collectives and transport calls
+  c->arena.reset();    // tasks still queued finish first
+  detail::layer_registry::release_all(*c);  // upper layers' memory, before the transport
   c->world = team();
   c->local = team();
   static_cast<transport::runtime_backend&>(*c->transport).close();

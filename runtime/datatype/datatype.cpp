@@ -10,8 +10,8 @@
 #include <oneside/runtime/datatype.hpp>
 
 #include "datatype/basic_types.hpp"
-#include "datatype/datatype_impl.hpp"
-#include "error/check.hpp"
+#include "runtime/check.hpp"
+#include "runtime/datatype_impl.hpp"
 
 namespace oneside {
 namespace detail {

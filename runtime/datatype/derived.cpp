@@ -29,8 +29,8 @@
 
 #include <oneside/runtime/datatype.hpp>
 
-#include "datatype/datatype_impl.hpp"
-#include "error/check.hpp"
+#include "runtime/check.hpp"
+#include "runtime/datatype_impl.hpp"
 
 namespace oneside {
 namespace detail {

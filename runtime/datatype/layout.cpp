@@ -12,7 +12,7 @@
 // not with its flattened runs: vector(1000, 1, 2, double) is 10 bytes. The decoder calls
 // the public constructors with the decoded arguments, so every check of theirs applies
 // and the result has the same layout, name and signature as the original.
-#include "datatype/layout.hpp"
+#include "runtime/layout.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -26,7 +26,7 @@
 
 #include <oneside/runtime/copy.hpp>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 
 namespace oneside::detail {
 

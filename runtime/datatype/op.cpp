@@ -3,7 +3,7 @@
 #include <oneside/runtime/datatype.hpp>
 #include <oneside/runtime/op.hpp>
 
-#include "datatype/op_rules.hpp"
+#include "runtime/op_rules.hpp"
 
 namespace oneside {
 

@@ -5,7 +5,7 @@
 // sum/band/bor/bxor on 64-bit integers. With the baseline x86-64 ISA (SSE2) 64-bit
 // prod/min/max/land/lor/lxor stay scalar: there is no 64-bit vector multiply or compare
 // before SSE4.2/AVX-512, and -march=x86-64-v2 vectorizes min/max too.
-#include "datatype/reduce.hpp"
+#include "runtime/reduce.hpp"
 
 #include <array>
 #include <cstddef>
@@ -14,8 +14,8 @@
 #include <utility>
 
 #include "datatype/basic_types.hpp"
-#include "datatype/op_rules.hpp"
-#include "error/check.hpp"
+#include "runtime/check.hpp"
+#include "runtime/op_rules.hpp"
 
 namespace oneside::detail {
 namespace {

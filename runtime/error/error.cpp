@@ -5,7 +5,7 @@
 #include <oneside/runtime/error.hpp>
 
 #include "context/context.hpp"
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 
 namespace oneside {
 

@@ -3,7 +3,7 @@
 
 #include <oneside/runtime/info.hpp>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 
 namespace oneside {
 

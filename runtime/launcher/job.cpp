@@ -20,10 +20,10 @@
 #include <oneside/runtime/settings.hpp>
 
 #include "bootstrap/boot_segment.hpp"
-#include "error/check.hpp"
 #include "launcher/line_tagger.hpp"
 #include "launcher/reaper.hpp"
 #include "launcher/signal_channel.hpp"
+#include "runtime/check.hpp"
 #include "transport/shm/shm_object.hpp"
 
 namespace oneside::launcher {

@@ -3,7 +3,7 @@
 
 #include <cerrno>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 
 namespace oneside::launcher {
 namespace {

@@ -15,7 +15,7 @@
 #include "launcher/job.hpp"
 #include "launcher/options.hpp"
 #include "launcher/unique_fd.hpp"
-#include "settings/settings.hpp"
+#include "runtime/settings.hpp"
 #include "topology/binding.hpp"
 
 namespace oneside::launcher {

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <utility>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 #include "transport/shm/shm_object.hpp"
 
 namespace oneside::launcher {

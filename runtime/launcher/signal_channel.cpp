@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <sys/signalfd.h>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 
 namespace oneside::launcher {
 

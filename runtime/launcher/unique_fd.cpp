@@ -5,7 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 
 namespace oneside::launcher {
 

@@ -16,7 +16,7 @@
 #include <oneside/runtime/wait.hpp>
 
 #include "context/context.hpp"
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 
 namespace oneside::detail {
 namespace {

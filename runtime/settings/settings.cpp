@@ -1,7 +1,7 @@
 // The registry of every ONESIDE_* setting (STYLE.md R9): declared once here with its type,
 // default and meaning. The README's settings table is checked against this list by
 // tests/unit/settings_test.cpp, and `oneside-run --settings` prints it.
-#include "settings/settings.hpp"
+#include "runtime/settings.hpp"
 
 #include <algorithm>
 #include <array>
@@ -12,7 +12,7 @@
 
 #include <oneside/runtime/error.hpp>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 
 namespace oneside {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "context/context.hpp"
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 
 namespace oneside {
 namespace {

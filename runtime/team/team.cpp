@@ -10,8 +10,8 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "context/context.hpp"
-#include "error/check.hpp"
-#include "settings/settings.hpp"
+#include "runtime/check.hpp"
+#include "runtime/settings.hpp"
 #include "team/team_impl.hpp"
 
 namespace oneside {

@@ -10,6 +10,7 @@
 #include <oneside/runtime/team.hpp>
 
 #include "collectives/coll_engine.hpp"
+#include "runtime/team_copy.hpp"
 
 namespace oneside::detail {
 
@@ -30,11 +31,6 @@ struct team_impl {
 
 // The barrier algorithm ONESIDE_BARRIER asks for (auto: by oversubscription).
 coll_engine::barrier_kind barrier_kind_setting(const context& c);
-
-// A private copy of `parent` (same members, same order) with its own small collective area:
-// for objects that need collectives of their own, like windows (their fence and free must not
-// interleave with the application's collectives on the parent). Collective over `parent`.
-team duplicate_team(const team& parent, std::size_t slot_bytes, std::size_t slots);
 
 // The implementation behind a team handle, checked: error(comm) for a null team and
 // error(not_open) when the runtime is closed. `call` names the API call for the message.

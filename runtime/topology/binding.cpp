@@ -5,7 +5,7 @@
 #include <climits>
 #include <sched.h>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 #include "topology/hwloc_handle.hpp"
 #include "topology/index_list.hpp"
 

@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <utility>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 
 namespace oneside::detail {
 

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <string_view>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 
 namespace oneside::detail {
 

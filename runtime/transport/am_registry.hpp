@@ -1,7 +1,7 @@
 // Lookup of registered active-message handlers, for the transports' dispatch loops.
 #pragma once
 
-#include <oneside/runtime/transport.hpp>
+#include "runtime/transport.hpp"
 
 namespace oneside::transport::detail {
 // The handler registered under `id`, or null. Lock-free; callable from the agent thread.

@@ -1,14 +1,14 @@
 // CPU atomics for every (op, type) pair of the transport interface. Floating-point add, min
 // and max use compare-exchange loops on the value; swap and compare_swap on floating types
 // operate on the bits, so "equal" means bitwise identical (COM-18).
-#include "transport/amo_local.hpp"
+#include "runtime/amo_local.hpp"
 
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 
 namespace oneside::transport::detail {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include <oneside/runtime/transport.hpp>
+#include "runtime/transport.hpp"
 
 namespace oneside::transport::detail {
 

@@ -3,7 +3,7 @@
 // (the router splits a completion between its two backends by target).
 #pragma once
 
-#include <oneside/runtime/transport.hpp>
+#include "runtime/transport.hpp"
 
 namespace oneside::transport {
 

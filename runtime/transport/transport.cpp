@@ -1,5 +1,7 @@
 // What every transport shares: the active-message handler registry, the memory handles and
 // access to the open runtime's transport.
+#include "runtime/transport.hpp"
+
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -9,11 +11,10 @@
 #include <string>
 #include <utility>
 
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "context/context.hpp"
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 #include "transport/am_registry.hpp"
 #include "transport/runtime_backend.hpp"
 
@@ -140,9 +141,13 @@ completion* deferred() noexcept {
   return &none;
 }
 
-backend& current() {
-  oneside::detail::context& c = oneside::detail::require_context("transport::current");
-  return *c.transport;
+backend& current(std::string_view call) {
+  return *oneside::detail::require_context(call).transport;
+}
+
+backend* current_if_open() noexcept {
+  oneside::detail::context* c = oneside::detail::current_context();
+  return c != nullptr ? c->transport.get() : nullptr;
 }
 
 }  // namespace oneside::transport

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
-#include "error/check.hpp"
-#include "settings/settings.hpp"
+#include "runtime/check.hpp"
+#include "runtime/settings.hpp"
 #include "transport/router.hpp"
 #if ONESIDE_HAVE_MPI
 #include "transport/mpi/mpi_transport.hpp"

@@ -16,6 +16,19 @@ foreach(f include/oneside/oneside.hpp bin/oneside-run lib/cmake/oneside/onesideC
     message(FATAL_ERROR "the install lacks ${f}")
   endif()
 endforeach()
+# Internal interfaces (the transport, the layer registry, the access interface) stay home.
+foreach(f include/oneside/runtime/transport.hpp include/runtime/transport.hpp
+          include/rma/access.hpp include/oneside/runtime/layers.hpp)
+  if(EXISTS ${PREFIX}/${f})
+    message(FATAL_ERROR "the install holds the internal header ${f}")
+  endif()
+endforeach()
+file(GLOB_RECURSE installed_headers RELATIVE ${PREFIX}/include ${PREFIX}/include/*)
+foreach(h IN LISTS installed_headers)
+  if(NOT h MATCHES "^oneside/")
+    message(FATAL_ERROR "the install holds ${h} outside include/oneside")
+  endif()
+endforeach()
 run(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${CONSUMER_BINARY} -G ${GENERATOR}
     -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS=${CONSUMER_FLAGS}"
     "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_FLAGS}")

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include <oneside/oneside.hpp>
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "expect_error.hpp"
 #include "rank_test.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::test {
 namespace {

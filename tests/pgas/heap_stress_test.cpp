@@ -17,9 +17,9 @@
 
 #include <oneside/oneside.hpp>
 #include <oneside/pgas/symmetric_heap.hpp>
-#include <oneside/runtime/transport.hpp>
 
 #include "rank_test.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::test {
 namespace {

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include <oneside/oneside.hpp>
-#include <oneside/runtime/transport.hpp>
 
 #include "expect_error.hpp"
 #include "rank_test.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::test {
 namespace {

@@ -11,10 +11,10 @@
 
 #include <oneside/oneside.hpp>
 #include <oneside/pgas/symmetric_heap.hpp>
-#include <oneside/runtime/transport.hpp>
 
 #include "expect_error.hpp"
 #include "rank_test.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::test {
 namespace {

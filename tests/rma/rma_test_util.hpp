@@ -21,10 +21,10 @@
 #include <gtest/gtest.h>
 
 #include <oneside/oneside.hpp>
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "expect_error.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::test {
 

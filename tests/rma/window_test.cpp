@@ -22,7 +22,7 @@
 
 #include "rank_test.hpp"
 #include "rma_test_util.hpp"
-#include "settings/settings.hpp"
+#include "runtime/settings.hpp"
 #include "transport/shm/page_move.hpp"
 
 namespace oneside::test {

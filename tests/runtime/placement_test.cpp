@@ -10,7 +10,7 @@
 #include <oneside/oneside.hpp>
 
 #include "rank_test.hpp"
-#include "settings/settings.hpp"
+#include "runtime/settings.hpp"
 
 namespace oneside::test {
 namespace {

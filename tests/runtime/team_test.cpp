@@ -8,9 +8,9 @@
 #include <vector>
 
 #include <oneside/oneside.hpp>
-#include <oneside/runtime/transport.hpp>
 
 #include "rank_test.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside::test {
 namespace {

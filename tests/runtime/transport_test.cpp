@@ -3,6 +3,8 @@
 // attach), direct() and pin(), every atomic on both paths with concurrent updates from every
 // rank, active messages (order per source, remote completion by flush and by completion
 // objects), the agent's idleness, the shared-memory objects' names and modes, and errors.
+#include "runtime/transport.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -15,10 +17,9 @@
 #include <vector>
 
 #include <oneside/oneside.hpp>
-#include <oneside/runtime/transport.hpp>
 
 #include "rank_test.hpp"
-#include "settings/settings.hpp"
+#include "runtime/settings.hpp"
 #include "transport/shm/shm_transport.hpp"
 
 namespace oneside::test {

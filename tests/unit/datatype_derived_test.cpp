@@ -18,7 +18,7 @@
 #include <oneside/runtime/error.hpp>
 
 #include "covers.hpp"
-#include "datatype/datatype_impl.hpp"
+#include "runtime/datatype_impl.hpp"
 
 namespace {
 

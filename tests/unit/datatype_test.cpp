@@ -15,7 +15,7 @@
 
 #include <oneside/runtime/datatype.hpp>
 
-#include "datatype/datatype_impl.hpp"
+#include "runtime/datatype_impl.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // coalescing, first fit in heap order, growth by arenas, rejected misuse that changes
 // nothing, determinism across arena addresses, and randomized stress against a model
 // (single- and multi-threaded).
-#include "heap/free_list.hpp"
+#include "pgas/free_list.hpp"
 
 #include <algorithm>
 #include <charconv>

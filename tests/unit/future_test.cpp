@@ -20,10 +20,10 @@
 
 #include <oneside/oneside.hpp>
 #include <oneside/pgas/future.hpp>
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "expect_error.hpp"
+#include "runtime/transport.hpp"
 
 namespace oneside {
 namespace {

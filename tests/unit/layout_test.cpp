@@ -3,7 +3,7 @@
 // the wire encoding (COM-7, SYN-36). Besides hand-computed cases, a property test builds
 // random nested types with a fixed seed and compares everything against a typemap expanded
 // naively here, entry by entry, from MPI's definitions.
-#include "datatype/layout.hpp"
+#include "runtime/layout.hpp"
 
 #include <algorithm>
 #include <array>
@@ -25,7 +25,7 @@
 #include <oneside/runtime/error.hpp>
 
 #include "covers.hpp"
-#include "datatype/datatype_impl.hpp"
+#include "runtime/datatype_impl.hpp"
 
 namespace {
 

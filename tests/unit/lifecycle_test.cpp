@@ -9,7 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <oneside/oneside.hpp>
-#include <oneside/runtime/transport.hpp>
+
+#include "runtime/transport.hpp"
 
 namespace oneside {
 namespace {

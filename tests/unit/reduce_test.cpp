@@ -2,7 +2,7 @@
 // written here, on aligned and misaligned buffers of several lengths, plus the cases the
 // spec and reduce.hpp single out (wrapping overflow, minloc/maxloc ties, logical results,
 // NaN, replace and no_op, complex, long double, bool, std::byte).
-#include "datatype/reduce.hpp"
+#include "runtime/reduce.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,7 +1,7 @@
 // The settings registry: the README's table lists exactly the registry's settings with their
 // defaults (STYLE.md R9), values are parsed strictly, the README's test command is the one
 // CI runs and its demo command builds only what the demo needs.
-#include "settings/settings.hpp"
+#include "runtime/settings.hpp"
 
 #include <cstdlib>
 #include <fstream>

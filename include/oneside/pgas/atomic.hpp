@@ -49,7 +49,7 @@
 #include <oneside/pgas/communication.hpp>
 #include <oneside/pgas/future.hpp>
 #include <oneside/pgas/global_ptr.hpp>
-#include <oneside/runtime/transport.hpp>
+#include <oneside/runtime/amo.hpp>
 #include <oneside/runtime/types.hpp>
 
 namespace oneside {
@@ -58,8 +58,8 @@ namespace pgas::detail {
 
 // What an atomic does and on which type: the transport's own names (sub is add of the negated
 // operand).
-using atomic_op = transport::amo_op;
-using atomic_type = transport::amo_type;
+using atomic_op = oneside::detail::amo_op;
+using atomic_type = oneside::detail::amo_type;
 
 template <atomic_value T>
 constexpr atomic_type atomic_type_of() noexcept {

@@ -15,7 +15,7 @@
 
 #include <mpi.h>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 #include "transport/mpi/mpi_transport.hpp"
 
 namespace oneside::transport::mpi_detail {

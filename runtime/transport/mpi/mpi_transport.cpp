@@ -9,7 +9,7 @@
 #include <oneside/runtime/wait.hpp>
 
 #include "bootstrap/bootstrap.hpp"
-#include "transport/amo_local.hpp"
+#include "runtime/amo_local.hpp"
 #include "transport/mpi/mpi_backend.hpp"
 
 namespace oneside::transport {

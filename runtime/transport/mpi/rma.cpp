@@ -7,7 +7,7 @@
 
 #include <oneside/runtime/copy.hpp>
 
-#include "transport/amo_local.hpp"
+#include "runtime/amo_local.hpp"
 #include "transport/iov_match.hpp"
 #include "transport/mpi/mpi_backend.hpp"
 

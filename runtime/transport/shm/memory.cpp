@@ -9,7 +9,7 @@
 
 #include <oneside/runtime/wait.hpp>
 
-#include "error/check.hpp"
+#include "runtime/check.hpp"
 #include "transport/shm/page_move.hpp"
 #include "transport/shm/shm_transport.hpp"
 

@@ -8,8 +8,8 @@
 
 #include <oneside/runtime/wait.hpp>
 
+#include "runtime/amo_local.hpp"
 #include "transport/am_registry.hpp"
-#include "transport/amo_local.hpp"
 #include "transport/shm/shm_transport.hpp"
 
 namespace oneside::transport {

@@ -20,9 +20,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/types.hpp>
 #include <oneside/runtime/wait.hpp>
+
+#include "runtime/transport.hpp"
 
 namespace oneside::transport::shm_detail {
 

@@ -12,8 +12,8 @@
 
 #include <oneside/runtime/copy.hpp>
 
-#include "error/check.hpp"
-#include "transport/amo_local.hpp"
+#include "runtime/amo_local.hpp"
+#include "runtime/check.hpp"
 #include "transport/iov_match.hpp"
 #include "transport/shm/shm_transport.hpp"
 

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "bootstrap/bootstrap.hpp"
-#include "error/check.hpp"
-#include "transport/amo_local.hpp"
+#include "runtime/amo_local.hpp"
+#include "runtime/check.hpp"
 #include "transport/shm/page_move.hpp"
 
 namespace oneside::transport {

@@ -25,8 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include <oneside/runtime/transport.hpp>
-
+#include "runtime/transport.hpp"
 #include "transport/runtime_backend.hpp"
 #include "transport/shm/rank_page.hpp"
 #include "transport/shm/shm_object.hpp"

@@ -26,8 +26,9 @@
 #include <vector>
 
 #include <oneside/runtime/datatype.hpp>
-#include <oneside/runtime/transport.hpp>
 #include <oneside/runtime/types.hpp>
+
+#include "runtime/transport.hpp"
 
 namespace oneside::rma::detail {
 

@@ -15,7 +15,7 @@
 #include <oneside/runtime/datatype.hpp>
 #include <oneside/runtime/types.hpp>
 
-#include "datatype/datatype_impl.hpp"
+#include "runtime/datatype_impl.hpp"
 
 namespace oneside::detail {
 

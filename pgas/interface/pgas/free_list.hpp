@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sync/spin_lock.hpp"
+#include "pgas/spin_lock.hpp"
 
 namespace oneside::pgas::detail {
 

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include <oneside/runtime/amo.hpp>
 #include <oneside/runtime/types.hpp>
 
 namespace oneside {
@@ -30,26 +31,12 @@ class doorbell;
 
 namespace transport {
 
-enum class amo_op : std::uint8_t {
-  load,  // fetch only
-  store,
-  add,
-  band,
-  bor,
-  bxor,
-  min,
-  max,
-  swap,
-  compare_swap,
-};
-inline constexpr int amo_op_count = 10;
-
-enum class amo_type : std::uint8_t { i32, u32, i64, u64, f32, f64 };
-inline constexpr int amo_type_count = 6;
-
-constexpr std::size_t amo_type_size(amo_type t) noexcept {
-  return (t == amo_type::i32 || t == amo_type::u32 || t == amo_type::f32) ? 4 : 8;
-}
+// The atomics' names (<oneside/runtime/amo.hpp>, shared with the pgas layer's atomics).
+using oneside::detail::amo_op;
+using oneside::detail::amo_op_count;
+using oneside::detail::amo_type;
+using oneside::detail::amo_type_count;
+using oneside::detail::amo_type_size;
 
 // Operands as raw bits: a 4-byte value sits in the low 32 bits.
 struct amo_args {
@@ -415,8 +402,10 @@ class backend {
   virtual void release(exposure& e) noexcept = 0;
 };
 
-// The transport of the open runtime. Throws error(not_open) when none is open.
-backend& current();
+// The transport of the open runtime. Throws error(not_open) naming `call` when none is open.
+backend& current(std::string_view call = "transport::current");
+// The transport of the open runtime, or null when none is open.
+backend* current_if_open() noexcept;
 
 }  // namespace transport
 }  // namespace oneside

@@ -4,7 +4,7 @@
 // each other (CPU atomics, sequentially consistent).
 #pragma once
 
-#include <oneside/runtime/transport.hpp>
+#include "runtime/transport.hpp"
 
 namespace oneside::transport::detail {
 
