@@ -225,9 +225,6 @@ class reach_table {
   struct snapshot {
     std::uint64_t version;
     std::vector<entry> entries;  // sorted by base
-    // The mapped entry the last lookup found (most lookups hit the one before them): tried
-    // first. Any thread may update it; a stale index only costs the scan.
-    mutable std::atomic<std::uint32_t> last_hit{0};
   };
 
   reach_table() = default;
@@ -244,18 +241,21 @@ class reach_table {
     if (v == nullptr || v->version != s.version->load(std::memory_order_acquire)) {
       v = refresh(r);
     }
-    const std::uint32_t hint = v->last_hit.load(std::memory_order_relaxed);
-    if (hint < v->entries.size()) {
-      const entry& e = v->entries[hint];
-      if (e.local != nullptr && addr - e.base <= e.len && len <= e.len - (addr - e.base)) return &e;
+    // The hint is used only while it lies in the current snapshot: one of an older snapshot may
+    // name memory that is no longer mapped.
+    const entry* const first = v->entries.data();
+    if (const entry* e = s.hint.load(std::memory_order_relaxed);
+        reinterpret_cast<std::uintptr_t>(e) - reinterpret_cast<std::uintptr_t>(first) <
+            v->entries.size() * sizeof(entry) &&
+        addr - e->base <= e->len && len <= e->len - (addr - e->base)) {
+      return e;  // a mapped entry (only those are hints)
     }
     const entry* exposed = nullptr;
     for (const entry& e : v->entries) {
       if (e.base > addr) break;
       if (addr - e.base <= e.len && len <= e.len - (addr - e.base)) {
         if (e.local != nullptr) {
-          v->last_hit.store(static_cast<std::uint32_t>(&e - v->entries.data()),
-                            std::memory_order_relaxed);
+          s.hint.store(&e, std::memory_order_relaxed);
           return &e;
         }
         exposed = &e;
@@ -274,6 +274,10 @@ class reach_table {
   struct rank_view {
     std::atomic<const snapshot*> current{nullptr};
     const std::atomic<std::uint64_t>* version = nullptr;  // the owner's; null: not on this node
+    // The mapped entry the last lookup found (most lookups hit the one before them), tried
+    // first: beside the snapshot pointer, so trying it costs no further dependent load. Any
+    // thread may update it; a stale hint only costs the scan.
+    std::atomic<const entry*> hint{nullptr};
   };
   // Sets up a slot per job rank (none on the node until given a version word).
   void init_slots(int ranks) {
