@@ -12,6 +12,7 @@
 
 #include "transport/am_registry.hpp"
 #include "transport/mpi/mpi_backend.hpp"
+#include "transport/piece_copy.hpp"
 
 namespace oneside::transport {
 
@@ -74,7 +75,7 @@ range mpi::serve_put(std::span<const std::byte> payload) {
   for (std::uint64_t i = 0; i < count; ++i) {
     put_piece p;
     std::memcpy(&p, head + i * sizeof p, sizeof p);
-    oneside::detail::copy_bytes(reinterpret_cast<void*>(p.addr), data, p.len);
+    detail::copy_in(reinterpret_cast<void*>(p.addr), data, p.len);
     data += p.len;
     if (i == 0) hint = attached_range(p.addr, p.len);
   }
@@ -101,7 +102,7 @@ void mpi::serve_get(rank_t source, std::uint64_t ticket, std::span<const std::by
                const reply_piece rp{g.origin, g.len};
                std::memcpy(at, &rp, sizeof rp);
                at += sizeof rp;
-               oneside::detail::copy_bytes(at, reinterpret_cast<const void*>(g.addr), g.len);
+               detail::copy_out(at, reinterpret_cast<const void*>(g.addr), g.len);
                at += g.len;
              }
            });

@@ -1,18 +1,16 @@
 // The shm backend's active messages and wake-ups: a bounded multi-producer queue in each rank
 // page (D. Vyukov's ring), drained by the owner's agent thread (or by its waits with
 // ONESIDE_AGENT=poll), and the doorbells waiting threads sleep on.
-#include <atomic>
 #include <bit>
-#include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <pthread.h>
 
-#include <oneside/runtime/copy.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "runtime/amo_local.hpp"
 #include "transport/am_registry.hpp"
+#include "transport/piece_copy.hpp"
 #include "transport/shm/shm_transport.hpp"
 
 namespace oneside::transport {
@@ -112,44 +110,6 @@ std::byte* write_head(std::byte* at, std::uint32_t reply, std::span<const remote
   return at;
 }
 
-// One piece of an inline put (into `mine`, this rank's memory) or get (out of it). An aligned
-// 4- or 8-byte word moves as one relaxed atomic access, as the direct paths' stores do: a word
-// this rank's threads wait on (wait_until, signals) is never torn, and its atomic loads and
-// the agent's write are not a data race. Anything else is a byte copy.
-template <class Word>
-bool is_word(const std::byte* mine, std::size_t len) noexcept {
-  return len == sizeof(Word) && reinterpret_cast<std::uintptr_t>(mine) % alignof(Word) == 0;
-}
-template <class Word>
-void put_word(std::byte* mine, const std::byte* data) noexcept {
-  Word w;
-  std::memcpy(&w, data, sizeof w);
-  std::atomic_ref<Word>(*reinterpret_cast<Word*>(mine)).store(w, std::memory_order_relaxed);
-}
-template <class Word>
-void get_word(std::byte* reply, std::byte* mine) noexcept {
-  const Word w =
-      std::atomic_ref<Word>(*reinterpret_cast<Word*>(mine)).load(std::memory_order_relaxed);
-  std::memcpy(reply, &w, sizeof w);
-}
-void put_piece(std::byte* mine, const std::byte* data, std::size_t len) noexcept {
-  if (is_word<std::uint64_t>(mine, len)) {
-    put_word<std::uint64_t>(mine, data);
-  } else if (is_word<std::uint32_t>(mine, len)) {
-    put_word<std::uint32_t>(mine, data);
-  } else {
-    oneside::detail::copy_bytes(mine, data, len);
-  }
-}
-void get_piece(std::byte* reply, std::byte* mine, std::size_t len) noexcept {
-  if (is_word<std::uint64_t>(mine, len)) {
-    get_word<std::uint64_t>(reply, mine);
-  } else if (is_word<std::uint32_t>(mine, len)) {
-    get_word<std::uint32_t>(reply, mine);
-  } else {
-    oneside::detail::copy_bytes(reply, mine, len);
-  }
-}
 }  // namespace
 
 std::uint64_t shm::put_inline(int i, std::span<const const_iov> local,
@@ -223,10 +183,10 @@ bool shm::serve_inline(am_slot_header& s) noexcept {
     std::memcpy(&piece, pieces + k * sizeof piece, sizeof piece);
     auto* mine = reinterpret_cast<std::byte*>(piece.addr);
     if (s.kind == kind_put) {
-      put_piece(mine, data, piece.len);
+      detail::copy_in(mine, data, piece.len);
       data += piece.len;
     } else {
-      get_piece(reply, mine, piece.len);
+      detail::copy_out(reply, mine, piece.len);
       reply += piece.len;
     }
   }
