@@ -5,9 +5,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <numeric>
 #include <span>
 #include <string>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <oneside/rma/window.hpp>
@@ -17,6 +19,7 @@
 
 #include "context/rma_context.hpp"
 #include "runtime/check.hpp"
+#include "runtime/hex.hpp"
 #include "runtime/team_copy.hpp"
 #include "window/window_impl.hpp"
 
@@ -475,6 +478,14 @@ void publish_regions(window_impl& w) {
   if (told) w.transport->flush_all();
 }
 
+// Whether the page holding `address` is mapped in this process (mincore fails with ENOMEM on
+// an unmapped page).
+bool page_is_mapped(std::uintptr_t address) noexcept {
+  static const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  unsigned char resident = 0;
+  return mincore(reinterpret_cast<void*>(address & ~(page - 1)), 1, &resident) == 0;
+}
+
 }  // namespace
 
 void window::attach(void* base, std::size_t bytes) {
@@ -486,8 +497,22 @@ void window::attach(void* base, std::size_t bytes) {
   if (base == nullptr && bytes > 0) {
     w.fail(error_class::base, w.where("window::attach", "ERR-5"), "the base is null");
   }
-  std::lock_guard lock(w.attach_mutex);
   const auto b = reinterpret_cast<std::uintptr_t>(base);
+  // Only accessible memory may be attached (WIN-14): a region that wraps around the address
+  // space, or whose first or last page is not mapped here (a size far past the object), would
+  // let origins write past it into whatever lies there.
+  if (bytes > std::numeric_limits<std::uintptr_t>::max() - b) {
+    w.fail(error_class::size, w.where("window::attach", "ERR-6", no_rank, {}, bytes),
+           "the region of " + std::to_string(bytes) + " bytes at " + oneside::detail::hex(b) +
+               " wraps around the address space");
+  }
+  if (bytes > 0 && (!page_is_mapped(b) || !page_is_mapped(b + bytes - 1))) {
+    w.fail(error_class::rma_attach, w.where("window::attach", "ERR-13", no_rank, {}, bytes),
+           "[" + oneside::detail::hex(b) + ", " + oneside::detail::hex(b + bytes) +
+               ") is not memory of this process (its first or last page is not mapped; only "
+               "accessible memory may be attached, WIN-14)");
+  }
+  std::lock_guard lock(w.attach_mutex);
   for (const detail::region_entry& r : w.attached) {
     if (b < r.base + r.len && r.base < b + bytes) {
       w.fail(error_class::rma_attach, w.where("window::attach", "WIN-14", no_rank, {}, bytes),

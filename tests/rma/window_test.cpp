@@ -9,10 +9,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -915,7 +917,7 @@ TEST_F(Window, DynamicAttachRmaDetachAndReattach) {
 }
 
 TEST_F(Window, DynamicAttachAndDetachErrors) {
-  covers("WIN-14", "WIN-16", "ERR-5", "ERR-13");
+  covers("WIN-14", "WIN-16", "ERR-5", "ERR-6", "ERR-13");
   rma::window w = rma::window::create_dynamic(world());
   std::vector<std::int64_t> buf(16, 0);
   w.attach(buf.data(), buf.size() * sizeof(std::int64_t));
@@ -930,6 +932,23 @@ TEST_F(Window, DynamicAttachAndDetachErrors) {
   expect_error(error_class::base, "detach", [&] { w.detach(&elsewhere); });
   // A null base.
   expect_error(error_class::base, "attach", [&] { w.attach(nullptr, 64); });
+  // Only accessible memory (issue 18): a size far past the object, a region whose end runs
+  // into an unmapped page, a region that wraps around the address space.
+  std::vector<std::int64_t> other(16, 0);
+  expect_error(error_class::rma_attach, "attach",
+               [&] { w.attach(other.data(), std::size_t{1} << 62); });
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  void* const two =
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(two, MAP_FAILED);
+  ASSERT_EQ(munmap(static_cast<std::byte*>(two) + page, page), 0);
+  expect_error(error_class::rma_attach, "attach", [&] { w.attach(two, 2 * page); });
+  expect_error(error_class::size, "attach",
+               [&] { w.attach(other.data(), std::numeric_limits<std::size_t>::max() - 8); });
+  // The mapped page alone attaches (and detaches): the check does not reject good memory.
+  expect_ok("attach of the mapped page", [&] { w.attach(two, page); });
+  expect_ok("detach of the mapped page", [&] { w.detach(two); });
+  ASSERT_EQ(munmap(two, page), 0);
   // The window is unchanged: the region is still there, once.
   barrier(world());
   const std::vector<std::uint64_t> at = addresses_of(buf.data());
