@@ -14,7 +14,7 @@
 namespace oneside::detail {
 
 inline constexpr std::uint64_t boot_magic = 0x314544495345'4e4fULL;  // "ONESIDE1"
-inline constexpr std::uint32_t boot_version = 1;
+inline constexpr std::uint32_t boot_version = 2;
 inline constexpr std::size_t boot_slot_bytes = 4096;
 
 struct boot_header {
@@ -31,8 +31,24 @@ struct boot_header {
 inline constexpr std::size_t boot_slots_offset = 256;
 static_assert(sizeof(boot_header) <= boot_slots_offset);
 
-constexpr std::size_t boot_segment_bytes(int size) noexcept {
+// What each rank did with the runtime, for the launcher: a rank that exits with status 0 while
+// its runtime is open (opened, never closed) leaves the others waiting for it, and fails the job.
+enum class runtime_state : std::uint32_t { not_opened = 0, open = 1, closed = 2 };
+
+// After the slots: one state word per rank.
+constexpr std::size_t boot_states_offset(int size) noexcept {
   return boot_slots_offset + static_cast<std::size_t>(size) * boot_slot_bytes;
+}
+
+constexpr std::size_t boot_segment_bytes(int size) noexcept {
+  return boot_states_offset(size) + static_cast<std::size_t>(size) * sizeof(std::uint32_t);
+}
+
+// Rank r's state word in a mapped boot object of `size` ranks.
+inline std::atomic<std::uint32_t>& boot_runtime_state(void* mem, int size, int r) noexcept {
+  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+  return reinterpret_cast<std::atomic<std::uint32_t>*>(static_cast<std::byte*>(mem) +
+                                                       boot_states_offset(size))[r];
 }
 
 // Fills in the header of a freshly created (zeroed) boot object. Called by the launcher.

@@ -20,6 +20,10 @@ void init_boot_segment(void* mem, int size) noexcept {
   h->slot_bytes = static_cast<std::uint32_t>(boot_slot_bytes);
   h->arrived.store(0, std::memory_order_relaxed);
   h->generation.store(0, std::memory_order_relaxed);
+  for (int r = 0; r < size; ++r) {
+    boot_runtime_state(mem, size, r)
+        .store(static_cast<std::uint32_t>(runtime_state::not_opened), std::memory_order_relaxed);
+  }
   std::atomic_ref<std::uint64_t>(h->magic).store(boot_magic, std::memory_order_release);
 }
 
@@ -67,6 +71,10 @@ class launcher_bootstrap final : public bootstrap {
   }
 
   std::string_view kind() const noexcept override { return "launcher"; }
+  void note_runtime(runtime_state s) noexcept override {
+    boot_runtime_state(seg_.data(), size_, rank_)
+        .store(static_cast<std::uint32_t>(s), std::memory_order_release);
+  }
   rank_t rank() const noexcept override { return rank_; }
   int size() const noexcept override { return size_; }
   rank_t local_rank() const noexcept override { return local_rank_; }

@@ -11,6 +11,8 @@
 
 #include <oneside/runtime/types.hpp>
 
+#include "bootstrap/boot_segment.hpp"
+
 namespace oneside::detail {
 
 // How a job that spans nodes groups its ranks for the on-node backend of the router.
@@ -41,6 +43,10 @@ class bootstrap {
   virtual void barrier() = 0;
   // This rank is failing and leaves without the others: nothing collective may follow.
   virtual void abandon() noexcept {}
+  // Tells the launcher (when there is one) that this rank's runtime is open or closed: a rank
+  // that exits with status 0 while it is open fails the job instead of leaving the others
+  // waiting for it.
+  virtual void note_runtime(runtime_state s) noexcept { (void)s; }
   // Collective: a bootstrap over the ranks of this rank's node, grouped as `how` says, named
   // job_id() + "n<lowest member>"; `members` receives their job ranks, ascending. Null from
   // bootstraps whose job is one node (they are that bootstrap themselves).

@@ -90,6 +90,8 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
                 "a oneside runtime is already open in this process");
   auto ctx = std::make_unique<detail::context>();
   ctx->boot = detail::make_bootstrap();
+  // From here until close, exiting with status 0 fails the job (the launcher reads this).
+  ctx->boot->note_runtime(detail::runtime_state::open);
   ctx->oversubscribed = decide_oversubscribed(*ctx->boot);
   // Read (and check) every setting the open needs before anything is created, so a bad value
   // fails fast.
@@ -139,6 +141,7 @@ void runtime::close() {
   c->local = team();
   static_cast<transport::runtime_backend&>(*c->transport).close();
   std::unique_ptr<detail::context> ctx = detail::uninstall_context();
+  ctx->boot->note_runtime(detail::runtime_state::closed);
   graveyard().push_back(std::move(ctx->transport));
 }
 

@@ -359,6 +359,16 @@ class job {
           what.append(std::to_string(r)).append(" ").append(describe_status(status));
           what.append(killing_the_others(running_));
           begin_ending(what, exit_code_of(status));
+        } else if (!failed && !ending_ && runtime_left_open(r)) {
+          // The others would wait for it in their next collective, forever.
+          std::string what = "rank ";
+          what.append(std::to_string(r))
+              .append(
+                  " exited with status 0 without closing the oneside runtime (it opened it; "
+                  "close it, or let the oneside::runtime object go out of scope, before "
+                  "exiting)");
+          what.append(killing_the_others(running_));
+          begin_ending(what, exit_unclosed);
         }
       }
     }
@@ -370,6 +380,15 @@ class job {
       if (pgid_ > 0) ::kill(-pgid_, SIGKILL);
       drain_until_ = clock::now() + drain_limit;
     }
+  }
+
+  // Whether rank r opened the runtime and has not closed it (the state it left in the boot
+  // object).
+  bool runtime_left_open(std::size_t r) const noexcept {
+    if (boot_.data() == nullptr) return false;
+    return detail::boot_runtime_state(boot_.data(), size(), static_cast<int>(r))
+               .load(std::memory_order_acquire) ==
+           static_cast<std::uint32_t>(detail::runtime_state::open);
   }
 
   // The job ends early: one line on stderr, SIGTERM now, SIGKILL after the grace period.

@@ -14,6 +14,7 @@ namespace oneside::launcher {
 
 // Exit statuses of oneside-run besides a failed rank's own (documented in --help).
 inline constexpr int exit_internal = 1;    // oneside-run itself failed
+inline constexpr int exit_unclosed = 3;    // a rank exited 0 with its runtime still open
 inline constexpr int exit_usage = 2;       // bad usage; nothing started
 inline constexpr int exit_timeout = 124;   // --timeout expired, as timeout(1)
 inline constexpr int exit_no_start = 127;  // a rank could not be started (exec or bind failed)

@@ -129,6 +129,7 @@ Exit status:
            oneside-run was interrupted by SIGINT, SIGTERM or SIGHUP
   2        bad usage; nothing was started
   127      a rank could not be started
+  3        a rank exited with status 0 without closing the oneside runtime it opened
   1        oneside-run itself failed (e.g. shared memory could not be created)
 )";
 }

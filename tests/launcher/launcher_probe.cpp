@@ -1,6 +1,6 @@
 // launcher_probe: the rank program of the launcher tests. It does not open the oneside
-// runtime (the launcher must work for any program); it reads the launcher-to-rank variables
-// through the settings registry and shows what the launcher did by its actions, chosen on
+// runtime unless asked (the launcher must work for any program); it reads the launcher-to-rank
+// variables through the settings registry and shows what the launcher did by its actions, chosen on
 // the command line and run in this order:
 //   --bind-pu P         bind itself to PU P (sched_setaffinity), before anything reads the
 //                       topology
@@ -17,6 +17,9 @@
 //   --exit R:K          rank R exits with status K
 //   --segv R            rank R dies of SIGSEGV
 //   --kill-self R       rank R sends itself SIGKILL
+//   --runtime           open the oneside runtime, barrier over the world, close it
+//   --runtime-exit R    the same, but rank R exits with status 0 right after opening it
+//                       (std::exit: the runtime is never closed)
 //   --sleep S           sleep S seconds, then exit 0 (what the launcher must cut short)
 //   -- ARGS...          recorded as they arrive, never interpreted
 #include <cstdio>
@@ -32,7 +35,10 @@
 #include <unistd.h>
 #include <vector>
 
+#include <oneside/runtime/collectives.hpp>
+#include <oneside/runtime/runtime.hpp>
 #include <oneside/runtime/settings.hpp>
+#include <oneside/runtime/team.hpp>
 #include <oneside/runtime/topology.hpp>
 
 #include "topology/binding.hpp"
@@ -56,6 +62,8 @@ struct probe_options {
   int segv_rank = -1;
   int kill_rank = -1;
   int sleep_s = 0;
+  bool runtime = false;
+  int runtime_exit_rank = -1;
   std::vector<std::string> passed;  // after --
 };
 
@@ -100,6 +108,11 @@ probe_options parse(int argc, char** argv) {
       o.kill_rank = std::stoi(next());
     } else if (a == "--sleep") {
       o.sleep_s = std::stoi(next());
+    } else if (a == "--runtime") {
+      o.runtime = true;
+    } else if (a == "--runtime-exit") {
+      o.runtime = true;
+      o.runtime_exit_rank = std::stoi(next());
     } else {
       usage(a);
     }
@@ -208,6 +221,11 @@ int main(int argc, char** argv) {
     std::fflush(stderr);
   }
   if (o.wait_all && !o.record_dir.empty()) wait_for_all(o.record_dir, size);
+  if (o.runtime) {
+    oneside::runtime rt(argc, argv);
+    if (rank == o.runtime_exit_rank) std::exit(0);  // leaves with the runtime open
+    oneside::barrier(oneside::world());
+  }
   if (rank == o.exit_rank) return o.exit_code;
   if (rank == o.segv_rank) {
     const rlimit no_core{0, 0};

@@ -168,6 +168,25 @@ TEST_F(Launcher, FirstFailingRankSetsTheExitCodeAndIsNamedOnce) {
   expect_job_cleaned_up(records(4));
 }
 
+// A rank that exits with status 0 while its runtime is open would leave the others waiting in
+// their next collective forever (issue 18): the launcher names it and ends the job.
+TEST_F(Launcher, ExitingWithTheRuntimeOpenEndsTheJob) {
+  const run_result r = run_launcher(with_record({"-n", "3"}, {"--wait-all", "--runtime-exit", "1"}),
+                                    {}, std::chrono::seconds(30));
+  ASSERT_FALSE(r.timed_out) << "the job hung:\n" << r.err;
+  EXPECT_EQ(r.exit_code, 3);
+  expect_one_launcher_line(r, "rank 1 exited with status 0 without closing the oneside runtime");
+  expect_job_cleaned_up(records(3));
+}
+
+// The control: ranks that open and close the runtime end the job with status 0.
+TEST_F(Launcher, ClosingTheRuntimeBeforeExitingIsANormalEnd) {
+  const run_result r = run_launcher(with_record({"-n", "3"}, {"--wait-all", "--runtime"}));
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  expect_job_cleaned_up(records(3));
+}
+
 TEST_F(Launcher, DeathBySignalIsNamed) {
   const run_result r = run_launcher(with_record(
       {"-n", "3"}, {"--shm", "--wait-all", "--segv", "1", "--sleep", std::to_string(sleeper_s)}));
