@@ -18,8 +18,11 @@
 
 #include <oneside/oneside.hpp>
 
+#include "bootstrap/bootstrap.hpp"
+#include "context/context.hpp"
 #include "rank_test.hpp"
 #include "runtime/settings.hpp"
+#include "transport/shm/ptracer.hpp"
 #include "transport/shm/shm_transport.hpp"
 
 namespace oneside::test {
@@ -78,6 +81,15 @@ TEST_F(Transport, PutGetOnSegmentsOfEveryRank) {
            back);
   EXPECT_EQ(back, mine);
   barrier(world());
+}
+
+// Cross-memory attach is opened to the ranks' nearest common ancestor (the launcher, or the
+// MPI daemon that started them) and its descendants, not to any process (issue 18): started
+// directly by either, that is every rank's parent.
+TEST_F(Transport, TheJobsPtracerIsTheRanksCommonParent) {
+  detail::context* c = detail::current_context();
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(transport::shm_detail::declare_job_ptracer(*c->boot), ::getppid());
 }
 
 TEST_F(Transport, PutGetOnMemoryTheRuntimeDidNotAllocate) {

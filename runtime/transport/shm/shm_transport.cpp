@@ -3,13 +3,13 @@
 #include "transport/shm/shm_transport.hpp"
 
 #include <string>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "bootstrap/bootstrap.hpp"
 #include "runtime/amo_local.hpp"
 #include "runtime/check.hpp"
 #include "transport/shm/page_move.hpp"
+#include "transport/shm/ptracer.hpp"
 
 namespace oneside::transport {
 
@@ -52,9 +52,9 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
     index_of_[static_cast<std::size_t>(r)] = i;
   }
 
-  // Let sibling ranks use cross-memory attach on this process where Yama restricts ptrace
-  // to descendants. Harmless (EINVAL) where Yama is absent.
-  ::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  // Let sibling ranks, and only processes of the job's tree, use cross-memory attach on this
+  // process where Yama restricts ptrace to descendants (ptracer.hpp).
+  (void)shm_detail::declare_job_ptracer(boot);
 
   if (opts_.load_store) {
     node_ranks_ = job_ranks_;  // ascending: the bootstrap lists them in job order
