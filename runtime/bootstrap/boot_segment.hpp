@@ -35,20 +35,25 @@ static_assert(sizeof(boot_header) <= boot_slots_offset);
 // its runtime is open (opened, never closed) leaves the others waiting for it, and fails the job.
 enum class runtime_state : std::uint32_t { not_opened = 0, open = 1, closed = 2 };
 
-// After the slots: one state word per rank.
-constexpr std::size_t boot_states_offset(int size) noexcept {
+// One per rank, after the slots.
+struct boot_rank {
+  std::atomic<std::uint32_t> state;  // a runtime_state
+  // The process that joined the job as this rank (0: none yet). Processes it starts inherit
+  // the launcher's variables; finding the rank taken, they start jobs of their own.
+  std::atomic<std::int32_t> owner;
+};
+
+constexpr std::size_t boot_ranks_offset(int size) noexcept {
   return boot_slots_offset + static_cast<std::size_t>(size) * boot_slot_bytes;
 }
 
 constexpr std::size_t boot_segment_bytes(int size) noexcept {
-  return boot_states_offset(size) + static_cast<std::size_t>(size) * sizeof(std::uint32_t);
+  return boot_ranks_offset(size) + static_cast<std::size_t>(size) * sizeof(boot_rank);
 }
 
-// Rank r's state word in a mapped boot object of `size` ranks.
-inline std::atomic<std::uint32_t>& boot_runtime_state(void* mem, int size, int r) noexcept {
-  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
-  return reinterpret_cast<std::atomic<std::uint32_t>*>(static_cast<std::byte*>(mem) +
-                                                       boot_states_offset(size))[r];
+// Rank r's record in a mapped boot object of `size` ranks.
+inline boot_rank& boot_rank_of(void* mem, int size, int r) noexcept {
+  return reinterpret_cast<boot_rank*>(static_cast<std::byte*>(mem) + boot_ranks_offset(size))[r];
 }
 
 // Fills in the header of a freshly created (zeroed) boot object. Called by the launcher.

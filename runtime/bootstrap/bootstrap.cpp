@@ -3,6 +3,7 @@
 #include "bootstrap/bootstrap.hpp"
 
 #include <cstring>
+#include <new>
 #include <string>
 #include <unistd.h>
 
@@ -20,10 +21,7 @@ void init_boot_segment(void* mem, int size) noexcept {
   h->slot_bytes = static_cast<std::uint32_t>(boot_slot_bytes);
   h->arrived.store(0, std::memory_order_relaxed);
   h->generation.store(0, std::memory_order_relaxed);
-  for (int r = 0; r < size; ++r) {
-    boot_runtime_state(mem, size, r)
-        .store(static_cast<std::uint32_t>(runtime_state::not_opened), std::memory_order_relaxed);
-  }
+  for (int r = 0; r < size; ++r) new (&boot_rank_of(mem, size, r)) boot_rank{};
   std::atomic_ref<std::uint64_t>(h->magic).store(boot_magic, std::memory_order_release);
 }
 
@@ -70,10 +68,20 @@ class launcher_bootstrap final : public bootstrap {
                       " does not match this rank (another oneside version, or a stale job)");
   }
 
+  // Takes this rank for this process: true when it was free or is this process's already (a
+  // runtime opened again). False when another process joined as this rank: this one inherited
+  // the launcher's variables from it (a program a rank started) and is not part of the job.
+  bool claim() noexcept {
+    std::atomic<std::int32_t>& owner = boot_rank_of(seg_.data(), size_, rank_).owner;
+    const auto me = static_cast<std::int32_t>(::getpid());
+    std::int32_t seen = 0;
+    return owner.compare_exchange_strong(seen, me, std::memory_order_acq_rel) || seen == me;
+  }
+
   std::string_view kind() const noexcept override { return "launcher"; }
   void note_runtime(runtime_state s) noexcept override {
-    boot_runtime_state(seg_.data(), size_, rank_)
-        .store(static_cast<std::uint32_t>(s), std::memory_order_release);
+    boot_rank_of(seg_.data(), size_, rank_)
+        .state.store(static_cast<std::uint32_t>(s), std::memory_order_release);
   }
   rank_t rank() const noexcept override { return rank_; }
   int size() const noexcept override { return size_; }
@@ -128,7 +136,10 @@ class launcher_bootstrap final : public bootstrap {
 
 std::unique_ptr<bootstrap> make_bootstrap() {
   if (setting_is_set("ONESIDE_JOB_ID") && !setting_string("ONESIDE_JOB_ID").empty()) {
-    return std::make_unique<launcher_bootstrap>();
+    auto b = std::make_unique<launcher_bootstrap>();
+    if (b->claim()) return b;
+    // Started by a rank (it inherited the variables): a job of its own, of one rank.
+    return std::make_unique<single_bootstrap>();
   }
   if (const int n = mpi_launcher_size(); n > 0) {
 #if ONESIDE_HAVE_MPI

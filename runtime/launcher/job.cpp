@@ -386,8 +386,8 @@ class job {
   // object).
   bool runtime_left_open(std::size_t r) const noexcept {
     if (boot_.data() == nullptr) return false;
-    return detail::boot_runtime_state(boot_.data(), size(), static_cast<int>(r))
-               .load(std::memory_order_acquire) ==
+    return detail::boot_rank_of(boot_.data(), size(), static_cast<int>(r))
+               .state.load(std::memory_order_acquire) ==
            static_cast<std::uint32_t>(detail::runtime_state::open);
   }
 

@@ -20,6 +20,10 @@
 //   --runtime           open the oneside runtime, barrier over the world, close it
 //   --runtime-exit R    the same, but rank R exits with status 0 right after opening it
 //                       (std::exit: the runtime is never closed)
+//   --spawn-solo        with --runtime: every rank starts this program again as a child (it
+//                       inherits the job's variables) with --solo and fails unless the child
+//                       exits 0 within 20 s
+//   --solo              open the runtime; exit 0 when it is a job of one rank, else 1
 //   --sleep S           sleep S seconds, then exit 0 (what the launcher must cut short)
 //   -- ARGS...          recorded as they arrive, never interpreted
 #include <cstdio>
@@ -31,6 +35,7 @@
 #include <string>
 #include <string_view>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <vector>
@@ -63,6 +68,8 @@ struct probe_options {
   int kill_rank = -1;
   int sleep_s = 0;
   bool runtime = false;
+  bool spawn_solo = false;
+  bool solo = false;
   int runtime_exit_rank = -1;
   std::vector<std::string> passed;  // after --
 };
@@ -108,6 +115,10 @@ probe_options parse(int argc, char** argv) {
       o.kill_rank = std::stoi(next());
     } else if (a == "--sleep") {
       o.sleep_s = std::stoi(next());
+    } else if (a == "--spawn-solo") {
+      o.spawn_solo = true;
+    } else if (a == "--solo") {
+      o.solo = true;
     } else if (a == "--runtime") {
       o.runtime = true;
     } else if (a == "--runtime-exit") {
@@ -189,6 +200,33 @@ void wait_for_all(const std::string& dir, int size) {
   usage("the other ranks never recorded themselves");
 }
 
+// Starts this program with --solo (the environment, the job's variables included, is inherited)
+// and waits for it, at most 20 s: true when it exited 0.
+bool spawn_solo_child() {
+  const pid_t child = ::fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    char name[] = "launcher_probe";
+    char flag[] = "--solo";
+    char* args[] = {name, flag, nullptr};
+    ::execv("/proc/self/exe", args);
+    ::_exit(127);
+  }
+  for (int waited_ms = 0; waited_ms < 20000; waited_ms += 10) {
+    int status = 0;
+    if (::waitpid(child, &status, WNOHANG) == child) {
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+      std::fprintf(stderr, "launcher_probe: the solo child ended with status %d\n", status);
+      return false;
+    }
+    sleep_ms(10);
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  std::fputs("launcher_probe: the solo child hung (it joined its parent's job)\n", stderr);
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -221,9 +259,14 @@ int main(int argc, char** argv) {
     std::fflush(stderr);
   }
   if (o.wait_all && !o.record_dir.empty()) wait_for_all(o.record_dir, size);
+  if (o.solo) {
+    oneside::runtime rt(argc, argv);
+    return oneside::world().size() == 1 && oneside::world().rank() == 0 ? 0 : 1;
+  }
   if (o.runtime) {
     oneside::runtime rt(argc, argv);
     if (rank == o.runtime_exit_rank) std::exit(0);  // leaves with the runtime open
+    if (o.spawn_solo && !spawn_solo_child()) return 1;
     oneside::barrier(oneside::world());
   }
   if (rank == o.exit_rank) return o.exit_code;

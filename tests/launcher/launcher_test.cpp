@@ -179,6 +179,17 @@ TEST_F(Launcher, ExitingWithTheRuntimeOpenEndsTheJob) {
   expect_job_cleaned_up(records(3));
 }
 
+// A oneside program a rank starts inherits the launcher's variables; it must start a job of its
+// own instead of joining (and hanging) its parent's (issue 18).
+TEST_F(Launcher, AProgramStartedByARankIsAJobOfItsOwn) {
+  const run_result r =
+      run_launcher(with_record({"-n", "3"}, {"--wait-all", "--runtime", "--spawn-solo"}), {},
+                   std::chrono::seconds(45));
+  ASSERT_FALSE(r.timed_out) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  expect_job_cleaned_up(records(3));
+}
+
 // The control: ranks that open and close the runtime end the job with status 0.
 TEST_F(Launcher, ClosingTheRuntimeBeforeExitingIsANormalEnd) {
   const run_result r = run_launcher(with_record({"-n", "3"}, {"--wait-all", "--runtime"}));
