@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cstring>
 #include <dirent.h>
+#include <fcntl.h>
 #include <string>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -23,6 +25,7 @@
 #include "rank_test.hpp"
 #include "runtime/settings.hpp"
 #include "transport/shm/ptracer.hpp"
+#include "transport/shm/shm_object.hpp"
 #include "transport/shm/shm_transport.hpp"
 
 namespace oneside::test {
@@ -90,6 +93,42 @@ TEST_F(Transport, TheJobsPtracerIsTheRanksCommonParent) {
   detail::context* c = detail::current_context();
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(transport::shm_detail::declare_job_ptracer(*c->boot), ::getppid());
+}
+
+// Another process of the user (or, as root, of anyone) that knows the job id — /dev/shm's listing
+// shows it — creates the names the job's next segments would have had under sequential naming
+// (issue 18): the job must not notice.
+TEST_F(Transport, SquattingOnSegmentNamesDoesNotBreakTheJob) {
+  detail::context* c = detail::current_context();
+  ASSERT_NE(c, nullptr);
+  const std::string job = c->boot->job_id();
+  const rank_t victim = size() - 1;
+  std::vector<std::string> squatted;
+  if (rank() == 0) {
+    for (int k = 1; k <= 400; ++k) {
+      std::string what = "r";
+      what.append(std::to_string(victim)).append(".s").append(std::to_string(k));
+      const std::string name = detail::shm_name(job, what);
+      const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+      if (fd >= 0) {
+        ::close(fd);
+        squatted.push_back(name);
+      }
+    }
+  }
+  barrier(world());
+  if (rank() == victim) {
+    for (int k = 0; k < 8; ++k) {
+      try {
+        transport::segment s = transport::current().allocate_segment(4096);
+        static_cast<std::byte*>(s.base())[0] = std::byte{1};
+      } catch (const error& e) {
+        ADD_FAILURE() << "allocate_segment beside squatted names: " << e.what();
+      }
+    }
+  }
+  barrier(world());
+  for (const std::string& name : squatted) ::shm_unlink(name.c_str());
 }
 
 TEST_F(Transport, PutGetOnMemoryTheRuntimeDidNotAllocate) {

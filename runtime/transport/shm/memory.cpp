@@ -46,14 +46,30 @@ segment shm::allocate_segment(std::size_t bytes) {
   ONESIDE_CHECK(segments_.size() + exposures_.size() < max_segments, error_class::intern,
                 {.call = "allocate_segment"},
                 "this rank has " + std::to_string(max_segments) + " segments already");
-  const std::uint64_t id = next_segment_id_++;
-  shm_object obj(shm_name(job_, segment_name(me_, id)), rounded, shm_object::mode::create);
+  // Random names, tried again when taken: nobody can make the job fail by creating the name
+  // of its next segment first.
+  shm_object obj;
+  std::uint64_t id = 0;
+  for (int attempt = 1;; ++attempt) {
+    id = new_object_id();
+    if (shm_object::try_create(obj, shm_name(job_, segment_name(me_, id)), rounded)) break;
+    ONESIDE_CHECK(attempt < 8, error_class::intern, {.call = "allocate_segment"},
+                  "8 random names for a shared-memory segment were taken already (another "
+                  "process is creating objects under this job's names)");
+  }
   if (count_ == 1) obj.unlink();  // nobody else will map it: leave nothing behind even on a crash
   void* base = obj.data();
   const auto address = reinterpret_cast<std::uintptr_t>(base);
   segments_.emplace(id, published_segment{std::move(obj), address, rounded});
   publish_table();
   return segment(this, base, bytes, id);
+}
+
+std::uint64_t shm::new_object_id() const {
+  for (;;) {
+    const std::uint64_t id = oneside::detail::random_u64() & ((std::uint64_t{1} << 62) - 1);
+    if (id != 0 && segments_.count(id) == 0 && exposures_.count(id) == 0) return id;
+  }
 }
 
 // Moves the pages [begin, begin + len) into a new shared-memory object in place (page_move.hpp):
@@ -83,7 +99,7 @@ bool shm::remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::
 exposure shm::expose(void* base, std::size_t bytes) {
   check_open("expose");
   std::lock_guard lock(segments_mutex_);
-  const std::uint64_t id = next_segment_id_++;
+  const std::uint64_t id = new_object_id();
   const auto address = reinterpret_cast<std::uintptr_t>(base);
   exposed_range e{address, bytes, false, false, 0, 0};
   // In a job of several ranks, move anonymous private memory into shared memory so node peers

@@ -5,9 +5,10 @@
 #include <cstdio>
 #include <dirent.h>
 #include <fcntl.h>
+#include <string>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <utility>
 
@@ -45,22 +46,79 @@ int sweep_job_shm(std::string_view job_id) noexcept {
   return removed;
 }
 
+std::uint64_t random_u64() {
+  std::uint64_t v = 0;
+  auto* at = reinterpret_cast<unsigned char*>(&v);
+  std::size_t got = 0;
+  while (got < sizeof v) {
+    const ssize_t n = ::getrandom(at + got, sizeof v - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      raise_system("getrandom", "cannot draw random bits for shared-memory names", errno);
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  return v;
+}
+
 std::string make_job_id() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  const auto mix = static_cast<unsigned long long>(ts.tv_nsec) ^
-                   (static_cast<unsigned long long>(ts.tv_sec) << 20);
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%d-%llx", static_cast<int>(::getpid()), mix & 0xffffffffULL);
+  std::snprintf(buf, sizeof buf, "%d-%016llx", static_cast<int>(::getpid()),
+                static_cast<unsigned long long>(random_u64()));
   return buf;
 }
 
+namespace {
+
+// Opens or creates `name`; -1 with errno set on failure. An opened object must be this
+// user's and closed to everybody else: another user's object under a name of ours (made
+// there first to hijack or to break the job) is refused.
+int open_checked(const std::string& name, shm_object::mode m) {
+  const int flags = m == shm_object::mode::create ? (O_RDWR | O_CREAT | O_EXCL) : O_RDWR;
+  const int fd = ::shm_open(name.c_str(), flags | O_NOFOLLOW, 0600);
+  if (fd < 0 || m == shm_object::mode::create) return fd;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    return -1;
+  }
+  if (st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
+    ::close(fd);
+    raise(error_class::intern, {.call = "shm_open"},
+          "cannot open " + name + ": it belongs to uid " + std::to_string(st.st_uid) +
+              " or others may access it (mode " + std::to_string(st.st_mode & 0777) +
+              "), not this job's");
+  }
+  return fd;
+}
+
+}  // namespace
+
+bool shm_object::try_create(shm_object& out, const std::string& name, std::size_t bytes) {
+  const int fd = open_checked(name, mode::create);
+  if (fd < 0) {
+    if (errno == EEXIST) return false;
+    raise_system("shm_open", "cannot create " + name, errno);
+  }
+  shm_object made;
+  made.name_ = name;
+  made.finish(fd, bytes, mode::create);
+  out = std::move(made);
+  return true;
+}
+
 shm_object::shm_object(const std::string& name, std::size_t bytes, mode m) : name_(name) {
-  const int flags = m == mode::create ? (O_RDWR | O_CREAT | O_EXCL) : O_RDWR;
-  const int fd = ::shm_open(name.c_str(), flags, 0600);
+  const int fd = open_checked(name, m);
   if (fd < 0) {
     raise_system("shm_open", (m == mode::create ? "cannot create " : "cannot open ") + name, errno);
   }
+  finish(fd, bytes, m);
+}
+
+void shm_object::finish(int fd, std::size_t bytes, mode m) {
+  const std::string& name = name_;
   if (m == mode::create) {
     if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
       const int err = errno;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -15,8 +16,13 @@ std::string shm_prefix(std::string_view job_id);
 std::string shm_name(std::string_view job_id, std::string_view what);
 // Unlinks every shared-memory object of the job; returns how many were removed.
 int sweep_job_shm(std::string_view job_id) noexcept;
-// A fresh job identifier: short, unique on this node, safe in file names.
+// A fresh job identifier: unique on this node, unguessable by other users (the pid and 64 random
+// bits), safe in file names.
 std::string make_job_id();
+// 64 random bits from the kernel (getrandom): the parts of object names that another local
+// user must not guess (they see /dev/shm's listing, so job ids are no secret once an object of
+// the job exists).
+std::uint64_t random_u64();
 
 class shm_object {
  public:
@@ -24,9 +30,13 @@ class shm_object {
 
   shm_object() = default;
   // create: a new object of `bytes` (zero-filled), mode 0600; fails if the name exists.
-  // open: an existing object, mapping `bytes` of it (0: its whole size).
+  // open: an existing object, mapping `bytes` of it (0: its whole size); only an object of
+  // this user that nobody else may access (another user's is refused, never mapped).
   // Throws error(intern) naming the object and the system error.
   shm_object(const std::string& name, std::size_t bytes, mode m);
+  // create, but false (and nothing made) when the name exists already: the caller retries
+  // with another name.
+  static bool try_create(shm_object& out, const std::string& name, std::size_t bytes);
   shm_object(shm_object&& o) noexcept;
   shm_object& operator=(shm_object&& o) noexcept;
   shm_object(const shm_object&) = delete;
@@ -40,6 +50,8 @@ class shm_object {
   void unlink() noexcept;
 
  private:
+  // Sizes (create) or measures (open) the object behind `fd`, maps it, closes fd.
+  void finish(int fd, std::size_t bytes, mode m);
   void reset() noexcept;
   std::string name_;
   void* base_ = nullptr;

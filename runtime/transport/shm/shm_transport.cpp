@@ -2,8 +2,11 @@
 // design and rank_page.hpp for the layout of the memory peers share.
 #include "transport/shm/shm_transport.hpp"
 
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 #include "bootstrap/bootstrap.hpp"
 #include "runtime/amo_local.hpp"
@@ -20,9 +23,12 @@ using namespace shm_detail;
 
 namespace {
 
-std::string page_name(int index) {
+// "r<index>.ctl.<nonce>": the nonce is random, so another user cannot create the name first.
+std::string page_name(int index, std::uint64_t nonce) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(nonce));
   std::string n = "r";
-  n.append(std::to_string(index)).append(".ctl");
+  n.append(std::to_string(index)).append(".ctl.").append(hex);
   return n;
 }
 
@@ -76,8 +82,17 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
   (void)detail::amo_message_handler();  // registered before any peer may send one
 
   const page_layout layout = page_layout::of(count_, opts_.am_slots, opts_.am_slot_bytes);
-  own_page_object_ =
-      shm_object(shm_name(job_, page_name(me_)), layout.total, shm_object::mode::create);
+  std::uint64_t nonce = 0;
+  for (int attempt = 1;; ++attempt) {
+    nonce = oneside::detail::random_u64();
+    if (shm_object::try_create(own_page_object_, shm_name(job_, page_name(me_, nonce)),
+                               layout.total)) {
+      break;
+    }
+    ONESIDE_CHECK(attempt < 8, error_class::intern, {.call = "runtime"},
+                  "8 random names for this rank's page were taken already (another process is "
+                  "creating objects under this job's names)");
+  }
   auto* base = static_cast<std::byte*>(own_page_object_.data());
   auto* hdr = new (base) page_header{};
   hdr->rank = me_;
@@ -96,7 +111,9 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
   std::atomic_ref<std::uint64_t>(hdr->magic).store(page_magic, std::memory_order_release);
 
   peers_ = std::make_unique<peer[]>(static_cast<std::size_t>(count_));
-  boot_.barrier();  // every rank page exists
+  // Every rank page exists; the names travel with the exchange.
+  std::vector<std::uint64_t> nonces(static_cast<std::size_t>(count_));
+  boot_.allgather(&nonce, nonces.data(), sizeof nonce);
   for (int i = 0; i < count_; ++i) {
     peer& p = peer_at(i);
     if (i == me_) {
@@ -104,7 +121,8 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
       p.pid = ::getpid();
       continue;
     }
-    p.page_object = shm_object(shm_name(job_, page_name(i)), 0, shm_object::mode::open);
+    p.page_object = shm_object(shm_name(job_, page_name(i, nonces[static_cast<std::size_t>(i)])), 0,
+                               shm_object::mode::open);
     auto* pb = static_cast<std::byte*>(p.page_object.data());
     auto* ph = reinterpret_cast<page_header*>(pb);
     ONESIDE_CHECK(

@@ -213,7 +213,9 @@ class shm final : public runtime_backend, public reach_table {
   std::mutex segments_mutex_;  // guards segments_, exposures_ and the published table
   std::map<std::uint64_t, published_segment> segments_;
   std::map<std::uint64_t, exposed_range> exposures_;
-  std::uint64_t next_segment_id_ = 1;
+  // A fresh id for a segment or exposure: 62 random bits (ids name shared-memory objects, which
+  // another user must not guess), none in use. Caller holds segments_mutex_.
+  std::uint64_t new_object_id() const;
 
   std::atomic_flag consumer_busy_ = ATOMIC_FLAG_INIT;  // one thread drains the queue at a time
   std::atomic<std::uint64_t> replies_free_{~std::uint64_t{0}};  // a bit per free reply slot
