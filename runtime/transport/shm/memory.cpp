@@ -49,14 +49,9 @@ segment shm::allocate_segment(std::size_t bytes) {
   // Random names, tried again when taken: nobody can make the job fail by creating the name
   // of its next segment first.
   shm_object obj;
-  std::uint64_t id = 0;
-  for (int attempt = 1;; ++attempt) {
-    id = new_object_id();
-    if (shm_object::try_create(obj, shm_name(job_, segment_name(me_, id)), rounded)) break;
-    ONESIDE_CHECK(attempt < 8, error_class::intern, {.call = "allocate_segment"},
-                  "8 random names for a shared-memory segment were taken already (another "
-                  "process is creating objects under this job's names)");
-  }
+  const std::uint64_t id = shm_object::create_under_random_name(
+      obj, rounded, "allocate_segment", [&] { return new_object_id(); },
+      [&](std::uint64_t v) { return shm_name(job_, segment_name(me_, v)); });
   if (count_ == 1) obj.unlink();  // nobody else will map it: leave nothing behind even on a crash
   void* base = obj.data();
   const auto address = reinterpret_cast<std::uintptr_t>(base);

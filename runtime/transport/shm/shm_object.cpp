@@ -109,6 +109,21 @@ bool shm_object::try_create(shm_object& out, const std::string& name, std::size_
   return true;
 }
 
+std::uint64_t shm_object::create_under_random_name(
+    shm_object& out, std::size_t bytes, std::string_view call,
+    const std::function<std::uint64_t()>& draw,
+    const std::function<std::string(std::uint64_t)>& name_of) {
+  constexpr int draws = 8;
+  for (int attempt = 1;; ++attempt) {
+    const std::uint64_t v = draw();
+    if (try_create(out, name_of(v), bytes)) return v;
+    ONESIDE_CHECK(attempt < draws, error_class::intern, {.call = call},
+                  std::to_string(draws) +
+                      " random names for a shared-memory object were taken already (another "
+                      "process is creating objects under this job's names)");
+  }
+}
+
 shm_object::shm_object(const std::string& name, std::size_t bytes, mode m) : name_(name) {
   const int fd = open_checked(name, m);
   if (fd < 0) {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,13 @@ class shm_object {
   // create, but false (and nothing made) when the name exists already: the caller retries
   // with another name.
   static bool try_create(shm_object& out, const std::string& name, std::size_t bytes);
+  // Creates `out` under name_of(draw()), drawing again while the name is taken (another
+  // process made it first): at most 8 draws, then error(intern) naming `call`. Returns the
+  // draw whose name was free.
+  static std::uint64_t create_under_random_name(
+      shm_object& out, std::size_t bytes, std::string_view call,
+      const std::function<std::uint64_t()>& draw,
+      const std::function<std::string(std::uint64_t)>& name_of);
   shm_object(shm_object&& o) noexcept;
   shm_object& operator=(shm_object&& o) noexcept;
   shm_object(const shm_object&) = delete;

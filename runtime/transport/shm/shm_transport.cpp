@@ -82,17 +82,9 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
   (void)detail::amo_message_handler();  // registered before any peer may send one
 
   const page_layout layout = page_layout::of(count_, opts_.am_slots, opts_.am_slot_bytes);
-  std::uint64_t nonce = 0;
-  for (int attempt = 1;; ++attempt) {
-    nonce = oneside::detail::random_u64();
-    if (shm_object::try_create(own_page_object_, shm_name(job_, page_name(me_, nonce)),
-                               layout.total)) {
-      break;
-    }
-    ONESIDE_CHECK(attempt < 8, error_class::intern, {.call = "runtime"},
-                  "8 random names for this rank's page were taken already (another process is "
-                  "creating objects under this job's names)");
-  }
+  const std::uint64_t nonce = shm_object::create_under_random_name(
+      own_page_object_, layout.total, "runtime", [] { return oneside::detail::random_u64(); },
+      [&](std::uint64_t v) { return shm_name(job_, page_name(me_, v)); });
   auto* base = static_cast<std::byte*>(own_page_object_.data());
   auto* hdr = new (base) page_header{};
   hdr->rank = me_;
