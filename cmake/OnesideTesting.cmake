@@ -18,8 +18,11 @@ set(ONESIDE_MPI_RANKS 2 3 4)
 # transport; Debian's openmpi-mca-params.conf leaves osc ucx out unless named. Waits yield to
 # the oversubscribed ranks, and root may run the job (CI containers).
 set(ONESIDE_MPIRUN_FLAGS --oversubscribe --bind-to none --mca btl self,tcp --mca osc ucx
-                         -x UCX_TLS=tcp,self -x ONESIDE_TRANSPORT)
-set(ONESIDE_MPIRUN_ENV "ONESIDE_TRANSPORT=mpi;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+                         -x UCX_TLS=tcp,self -x ONESIDE_TRANSPORT -x ONESIDE_HANG_TIMEOUT)
+# Every job of the tests runs with the hang check: a deadlock ends in 30 s with what each rank
+# waits for (ONESIDE_HANG_TIMEOUT), long before the test's time limit.
+set(ONESIDE_TEST_HANG_ENV "ONESIDE_HANG_TIMEOUT=30")
+set(ONESIDE_MPIRUN_ENV "ONESIDE_TRANSPORT=mpi;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;${ONESIDE_TEST_HANG_ENV}")
 cmake_host_system_information(RESULT ONESIDE_HOST_CORES QUERY NUMBER_OF_LOGICAL_CORES)
 
 function(_oneside_target_name out name)
@@ -63,7 +66,7 @@ function(oneside_add_rank_test)
     endif()
     set_tests_properties(${test_name} PROPERTIES
                          TIMEOUT ${ctest_timeout} PROCESSORS ${procs}
-                         ENVIRONMENT "ONESIDE_TRANSPORT=shm"
+                         ENVIRONMENT "ONESIDE_TRANSPORT=shm;${ONESIDE_TEST_HANG_ENV}"
                          LABELS "ranks;${A_LABELS}")
   endforeach()
   if(A_NO_REMOTE)
@@ -75,7 +78,7 @@ function(oneside_add_rank_test)
              COMMAND oneside-run -n ${np} --timeout ${A_TIMEOUT} $<TARGET_FILE:${target}>)
     set_tests_properties(${test_name} PROPERTIES
                          TIMEOUT ${ctest_timeout} PROCESSORS 2
-                         ENVIRONMENT "ONESIDE_TRANSPORT=shm;ONESIDE_SHM_LOAD_STORE=0"
+                         ENVIRONMENT "ONESIDE_TRANSPORT=shm;ONESIDE_SHM_LOAD_STORE=0;${ONESIDE_TEST_HANG_ENV}"
                          LABELS "ranks;remote;${A_LABELS}")
   endforeach()
   if(NOT ONESIDE_TEST_MPI)

@@ -202,6 +202,15 @@ future<> put_with_signal(const void* src, std::size_t bytes, rank_t r, std::uint
   return {};
 }
 
+void describe_words(const void* words, rank_t, std::string& out) noexcept {
+  try {
+    out.append("the word at ").append(hex(reinterpret_cast<std::uintptr_t>(words)));
+    out.append(" of this rank (a peer changes it, then wakes this rank)");
+  } catch (...) {
+    // Out of memory: no description.
+  }
+}
+
 void check_word(const void* ivar, std::size_t align, const char* call) {
   if (ivar == nullptr) [[unlikely]] {
     raise(error_class::arg, {.call = call}, "the word is null");
@@ -234,12 +243,14 @@ void fence() {
   // Puts and atomics in flight may reorder on a network path: completed (stronger than
   // needed, and only when some are in flight). Direct stores are ordered by the fence.
   pgas::detail::pgas_context& s = pgas::detail::get_context("fence");
+  const detail::wait_scope waiting("fence");
   if (!s.ops().is_idle()) s.ops().complete_all(s.transport());
   std::atomic_thread_fence(std::memory_order_release);
 }
 
 void quiet() {
   pgas::detail::pgas_context& s = pgas::detail::get_context("quiet");
+  const detail::wait_scope waiting("quiet");
   if (!s.ops().is_idle()) s.ops().complete_all(s.transport());
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }

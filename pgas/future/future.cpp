@@ -132,6 +132,7 @@ void state_base::wait() noexcept {
   // Announce the waiter before looking again; publish() stores ready, then looks at
   // waiters_ (both sequentially consistent), so one of the two sees the other.
   waiters_.fetch_add(1, std::memory_order_seq_cst);
+  const oneside::detail::wait_scope waiting("future::wait");
   oneside::detail::wait_until(wait_bell(), [this]() noexcept {
     if (status_.load(std::memory_order_seq_cst) == status_ready || poll()) return true;
     progress();

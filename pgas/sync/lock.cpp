@@ -127,6 +127,7 @@ void dist_lock::lock() {
   }
   local_.lock();
   try {
+    const detail::wait_scope waiting("dist_lock::lock", home());
     acquire();
   } catch (...) {
     local_.unlock();

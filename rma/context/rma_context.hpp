@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "ops/stripe_lock.hpp"
 #include "runtime/transport.hpp"
+#include "window/window_impl.hpp"
 
 namespace oneside::rma::detail {
 
@@ -22,11 +24,14 @@ class rma_context {
   std::uintptr_t stripes_address() const noexcept { return stripes_.address(); }
   transport::am_handler_id accumulate_handler() const noexcept { return accumulate_handler_; }
   std::uint64_t next_window_serial() noexcept { return ++window_serial_; }
+  // This process's windows (hang diagnosis; window_impl.hpp).
+  const std::shared_ptr<window_registry>& windows() const noexcept { return windows_; }
 
  private:
   transport::segment stripes_;
   transport::am_handler_id accumulate_handler_;
   std::uint64_t window_serial_ = 0;
+  std::shared_ptr<window_registry> windows_ = std::make_shared<window_registry>();
 };
 
 }  // namespace oneside::rma::detail

@@ -40,6 +40,7 @@ bool request::test() {
 
 void request::wait() {
   if (state_ != nullptr) {
+    const oneside::detail::wait_scope waiting("request::wait");
     transport::current().wait(state_->completion);
     if (state_->finish) state_->finish();
     state_.reset();
@@ -69,6 +70,7 @@ std::optional<std::size_t> wait_any(std::span<request> requests) {
   for (const request& r : requests) any_pending = any_pending || !r.is_null();
   if (!any_pending) return std::nullopt;
   std::optional<std::size_t> done;
+  const oneside::detail::wait_scope waiting("wait_any");
   oneside::wait_until([&] { return (done = test_any(requests)).has_value(); });
   return done;
 }
@@ -86,6 +88,7 @@ std::size_t wait_some(std::span<request> requests, std::span<std::size_t> indice
   for (const request& r : requests) any_pending = any_pending || !r.is_null();
   if (!any_pending) return 0;
   std::size_t n = 0;
+  const oneside::detail::wait_scope waiting("wait_some");
   oneside::wait_until([&] { return (n = test_some(requests, indices)) > 0; });
   return n;
 }

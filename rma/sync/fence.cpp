@@ -15,6 +15,7 @@ using detail::window_impl;
 
 void window::fence(mode assert) {
   window_impl& w = checked("window::fence");
+  const auto waiting = detail::window_scope("window::fence", w);
   detail::check_assert(w, "window::fence", assert);
   detail::epoch_state& e = w.epoch;
   if (e.passive()) {
@@ -37,6 +38,7 @@ void window::fence(mode assert) {
   barrier(w.team);
   e.fence_open = !any(assert& mode::nosucceed);
   e.fence_used.store(false, std::memory_order_relaxed);
+  e.show();
 }
 
 }  // namespace oneside::rma

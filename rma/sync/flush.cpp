@@ -52,6 +52,7 @@ void detail::flush_target(window_impl& w, target_view& tv) {
 
 void window::flush(rank_t target) {
   window_impl& w = checked("window::flush");
+  const auto waiting = detail::window_scope("window::flush", w, target);
   check_flush(w, "window::flush", target);
   if (target != proc_null) {
     detail::flush_target(w, w.target(target));
@@ -62,12 +63,14 @@ void window::flush(rank_t target) {
 
 void window::flush_all() {
   window_impl& w = checked("window::flush_all");
+  const auto waiting = detail::window_scope("window::flush_all", w);
   check_flush(w, "window::flush_all", proc_null);
   complete_all(w);
 }
 
 void window::flush_local(rank_t target) {
   window_impl& w = checked("window::flush_local");
+  const auto waiting = detail::window_scope("window::flush_local", w, target);
   check_flush(w, "window::flush_local", target);
   if (target != proc_null) w.transport->flush_local(w.target(target).world);
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -75,6 +78,7 @@ void window::flush_local(rank_t target) {
 
 void window::flush_local_all() {
   window_impl& w = checked("window::flush_local_all");
+  const auto waiting = detail::window_scope("window::flush_local_all", w);
   check_flush(w, "window::flush_local_all", proc_null);
   w.transport->flush_local_all();
   std::atomic_thread_fence(std::memory_order_seq_cst);

@@ -40,6 +40,11 @@ using transport::amo_type;
 constexpr std::size_t lock_offset = offsetof(window_ctl, lock);
 constexpr std::size_t waiters_offset = offsetof(window_ctl, lock_waiters);
 
+// The window rank of the target `tv` views.
+rank_t target_of(const window_impl& w, const target_view& tv) noexcept {
+  return static_cast<rank_t>(&tv - w.targets.get());
+}
+
 // Waits (through the waiting primitive) until `acquired()` holds, counted as a lock waiter.
 template <class Acquire>
 void wait_for_lock(window_impl& w, target_view& tv, Acquire&& acquired) {
@@ -48,9 +53,11 @@ void wait_for_lock(window_impl& w, target_view& tv, Acquire&& acquired) {
     return;
   }
   tv.ctl->lock_waiters.fetch_add(1, std::memory_order_seq_cst);
-  oneside::wait_until(acquired);
+  {
+    const auto waiting = detail::window_scope("acquiring the lock", w, target_of(w, tv));
+    oneside::wait_until(acquired);
+  }
   tv.ctl->lock_waiters.fetch_sub(1, std::memory_order_relaxed);
-  (void)w;
 }
 
 // Through the transport. One attempt: exclusive is a compare-and-swap from 0; shared adds a
@@ -84,7 +91,10 @@ bool try_acquire_remote(window_impl& w, target_view& tv, lock_type type, bool wa
   }
   detail::ctl_update(w, tv, waiters_offset, amo_op::add, amo_type::u32, 1);
   w.transport->flush(tv.world);
-  oneside::wait_until([&] { return try_acquire_remote(w, tv, type, true); });
+  {
+    const auto waiting = detail::window_scope("acquiring the lock", w, target_of(w, tv));
+    oneside::wait_until([&] { return try_acquire_remote(w, tv, type, true); });
+  }
   // The deregistration may complete lazily (at the next flush): a stale count only costs a
   // wake-up.
   detail::ctl_update(w, tv, waiters_offset, amo_op::add, amo_type::u32, 0xFFFFFFFFU);  // -1
@@ -286,12 +296,14 @@ void drop_shared_holders(window_impl& w, const std::vector<rank_t>& targets) {
   detail::flush_target(w, tv);
   release(w, tv, u->type);
   e.untouched_locks.erase(u);
+  e.show();
 }
 
 }  // namespace
 
 void window::lock(lock_type type, rank_t target, mode assert) {
   window_impl& w = checked("window::lock");
+  const auto waiting = detail::window_scope("window::lock", w, target);
   if (type != lock_type::shared && type != lock_type::exclusive) {
     w.fail(error_class::locktype, w.where("window::lock", "SYN-15", target),
            "lock type " + std::to_string(static_cast<unsigned>(type)) +
@@ -334,11 +346,13 @@ void window::lock(lock_type type, rank_t target, mode assert) {
     e.lock_asserts.push_back(assert);
   }
   e.fence_open = false;
+  e.show();
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 void window::unlock(rank_t target) {
   window_impl& w = checked("window::unlock");
+  const auto waiting = detail::window_scope("window::unlock", w, target);
   if (target == proc_null) return;
   check_target(w, "window::unlock", target);
   detail::epoch_state& e = w.epoch;
@@ -355,10 +369,12 @@ void window::unlock(rank_t target) {
   if (!any(e.lock_asserts[index] & mode::nocheck)) release(w, tv, it->second);
   e.locks.erase(it);
   e.lock_asserts.erase(e.lock_asserts.begin() + static_cast<std::ptrdiff_t>(index));
+  e.show();
 }
 
 void window::lock_all(mode assert) {
   window_impl& w = checked("window::lock_all");
+  const auto waiting = detail::window_scope("window::lock_all", w);
   check_assert(w, "window::lock_all", assert);
   detail::epoch_state& e = w.epoch;
   if (w.no_locks) {
@@ -392,11 +408,13 @@ void window::lock_all(mode assert) {
   e.lock_all = true;
   e.lock_all_assert = assert;
   e.fence_open = false;
+  e.show();
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 void window::unlock_all() {
   window_impl& w = checked("window::unlock_all");
+  const auto waiting = detail::window_scope("window::unlock_all", w);
   detail::epoch_state& e = w.epoch;
   if (!e.lock_all) {
     w.fail(error_class::rma_sync, w.where("window::unlock_all", "SYN-17"),
@@ -412,6 +430,7 @@ void window::unlock_all() {
   }
   e.lock_all = false;
   e.lock_all_assert = mode::none;
+  e.show();
 }
 
 }  // namespace oneside::rma

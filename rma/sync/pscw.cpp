@@ -74,6 +74,7 @@ void close_exposure(window_impl& w) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   oneside::detail::cross_process_acquire();
   w.epoch.posted = false;
+  w.epoch.show();
 }
 
 void check_exposure_open(window_impl& w, std::string_view call) {
@@ -118,6 +119,7 @@ void window::post(const oneside::group& origins, mode assert) {
   }
   w.transport->wake(std::span<const rank_t>(e.wake_worlds));
   e.posted = true;
+  e.show();
 }
 
 void window::start(const oneside::group& targets, mode assert) {
@@ -145,6 +147,7 @@ void window::start(const oneside::group& targets, mode assert) {
   oneside::detail::cross_process_acquire();
   e.started = true;
   e.fence_open = false;
+  e.show();
 }
 
 void detail::await_post(window_impl& w, rank_t target) {
@@ -152,12 +155,15 @@ void detail::await_post(window_impl& w, rank_t target) {
   const auto i = static_cast<std::size_t>(target);
   std::atomic<std::uint64_t>& posted = detail::pscw_posted(w.own_ctl)[i];
   const std::uint64_t k = e.access_epochs[i];
+  const auto waiting =
+      detail::window_scope("waiting for the post of the target (start)", w, target);
   oneside::wait_until([&] { return posted.load(std::memory_order_acquire) >= k; });
   e.access[i] = detail::epoch_state::post_seen;
 }
 
 void window::complete() {
   window_impl& w = checked("window::complete");
+  const auto waiting = detail::window_scope("window::complete", w);
   detail::epoch_state& e = w.epoch;
   if (!e.started) {
     w.fail(error_class::rma_sync, w.where("window::complete", "SYN-9"), "complete without start");
@@ -189,10 +195,12 @@ void window::complete() {
   w.transport->wake(std::span<const rank_t>(worlds));
   e.access_group.clear();
   e.started = false;
+  e.show();
 }
 
 void window::wait() {
   window_impl& w = checked("window::wait");
+  const auto waiting = detail::window_scope("window::wait", w);
   check_exposure_open(w, "window::wait");
   if (!all_completed(w)) oneside::wait_until([&] { return all_completed(w); });
   close_exposure(w);

@@ -110,6 +110,8 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
 
   auto w = std::make_unique<window_impl>();
   w->id = state.next_window_serial();
+  w->registry = state.windows();
+  w->registry->add(w.get());
   w->transport = &tp;
   w->flavor = fl;
   w->disp_unit = fl == rma::flavor::dynamic ? 1 : disp_unit;
@@ -363,6 +365,7 @@ void window::null_window(std::string_view call) {
 
 void window::free() {
   window_impl& w = checked("window::free");
+  const auto waiting = detail::window_scope("window::free", w);
   if (w.epoch.passive()) {
     w.fail(error_class::rma_sync, w.where("window::free", "WIN-17"),
            "the window still has a passive-target epoch open (unlock or unlock_all first)");

@@ -14,6 +14,7 @@
 
 #include <oneside/rma/window.hpp>
 #include <oneside/runtime/error.hpp>
+#include <oneside/runtime/wait.hpp>
 
 #include "ops/stripe_lock.hpp"
 #include "runtime/transport.hpp"
@@ -164,7 +165,7 @@ struct epoch_state {
     mode assert;
   };
   std::vector<untouched_lock> untouched_locks;
-  std::mutex untouched_mutex;
+  mutable std::mutex untouched_mutex;
 
   // PSCW access epoch (start … complete): per target, whether it is in the start group and
   // whether its matching post has been seen; the targets in start order; per target, how many
@@ -212,14 +213,52 @@ struct epoch_state {
     return false;
   }
   bool any() const noexcept { return fence_open || passive() || started; }
+
+  // What other threads may read of the epochs (hang diagnosis: a rank waiting elsewhere may
+  // hold a lock here): refreshed by show() after every call that opens or closes an epoch.
+  enum : std::uint32_t {
+    shown_fence = 1,
+    shown_lock_all = 2,
+    shown_access = 4,
+    shown_exposure = 8
+  };
+  std::atomic<std::uint32_t> shown_kinds{0};
+  std::atomic<std::int32_t> shown_locks{0};   // lock() epochs open
+  std::atomic<rank_t> shown_lock_target{-1};  // the target of the latest of them
+  std::atomic<bool> shown_lock_exclusive{false};
+  void show() noexcept {
+    shown_kinds.store((fence_open ? shown_fence : 0U) | (lock_all ? shown_lock_all : 0U) |
+                          (started ? shown_access : 0U) | (posted ? shown_exposure : 0U),
+                      std::memory_order_relaxed);
+    shown_locks.store(static_cast<std::int32_t>(locks.size() + untouched_locks.size()),
+                      std::memory_order_relaxed);
+    if (!locks.empty()) {
+      shown_lock_target.store(locks.back().first, std::memory_order_relaxed);
+      shown_lock_exclusive.store(locks.back().second == lock_type::exclusive,
+                                 std::memory_order_relaxed);
+    } else if (!untouched_locks.empty()) {
+      shown_lock_target.store(untouched_locks.back().target, std::memory_order_relaxed);
+      shown_lock_exclusive.store(untouched_locks.back().type == lock_type::exclusive,
+                                 std::memory_order_relaxed);
+    }
+  }
   bool covers(rank_t t) const noexcept {
     return fence_open || lock_all || locked(t) ||
            (started && access[static_cast<std::size_t>(t)] == post_seen);
   }
 };
 
+class window_registry;
+
 struct window_impl {
+  window_impl() = default;
+  window_impl(const window_impl&) = delete;
+  window_impl& operator=(const window_impl&) = delete;
+  ~window_impl();
+
   std::uint64_t id = 0;
+  // This process's windows (hang diagnosis); the window is in it from build to destruction.
+  std::shared_ptr<window_registry> registry;
   transport::backend* transport = nullptr;  // the runtime's, for the window's life
   oneside::team team;                       // a private copy of the creating team
   rank_t rank = 0;
@@ -301,6 +340,35 @@ inline void note_transport_op(target_view& tv) noexcept {
 }
 // Completes at `tv` every operation this process issued to it, and is a full memory barrier.
 void flush_target(window_impl& w, target_view& tv);
+
+// For hang diagnosis: the window at `window` (a window_impl) as `target` sees it: its epochs,
+// the target's lock word, what is not yet flushed (a wait_scope's describe; describe.cpp).
+void describe_window(const void* window, rank_t target, std::string& out) noexcept;
+
+// The windows of this process, for hang diagnosis: a long wait anywhere in the process also
+// reports the epochs open on them (describe.cpp). Registered with the runtime's wait reports
+// by the rma context while it lives; the windows keep it alive.
+class window_registry {
+ public:
+  window_registry();
+  ~window_registry();
+  window_registry(const window_registry&) = delete;
+  window_registry& operator=(const window_registry&) = delete;
+  void add(const window_impl* w);
+  void remove(const window_impl* w) noexcept;
+  // "open epochs: window #1: lock(exclusive, target 0); …" (nothing when none is open).
+  static void describe(const void* registry, std::string& out) noexcept;
+
+ private:
+  std::mutex mutex_;
+  std::vector<const window_impl*> windows_;
+};
+
+// Opens the wait scope of window call `call` (to `target`, or -1).
+inline oneside::detail::wait_scope window_scope(const char* call, const window_impl& w,
+                                                rank_t target = -1) noexcept {
+  return oneside::detail::wait_scope(call, target, describe_window, &w);
+}
 
 // Blocks (through the waiting primitive) until the post matching the current access epoch
 // arrived from `target`, which the epoch includes but has not seen post yet (sync/pscw.cpp).

@@ -11,10 +11,12 @@
 
 #include <oneside/runtime/wait.hpp>
 
+#include "progress/wait_record.hpp"
+
 namespace oneside::detail {
 
 inline constexpr std::uint64_t boot_magic = 0x314544495345'4e4fULL;  // "ONESIDE1"
-inline constexpr std::uint32_t boot_version = 2;
+inline constexpr std::uint32_t boot_version = 3;
 inline constexpr std::size_t boot_slot_bytes = 4096;
 
 struct boot_header {
@@ -41,6 +43,8 @@ struct boot_rank {
   // The process that joined the job as this rank (0: none yet). Processes it starts inherit
   // the launcher's variables; finding the rank taken, they start jobs of their own.
   std::atomic<std::int32_t> owner;
+  // What the rank's long waits tell the launcher (hang check, oneside-run --dump).
+  wait_record waits;
 };
 
 constexpr std::size_t boot_ranks_offset(int size) noexcept {

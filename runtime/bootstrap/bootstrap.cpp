@@ -6,8 +6,10 @@
 #include <new>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 #include "bootstrap/boot_segment.hpp"
+#include "progress/wait_watch.hpp"
 #include "runtime/check.hpp"
 #include "runtime/settings.hpp"
 #include "transport/shm/shm_object.hpp"
@@ -78,6 +80,23 @@ class launcher_bootstrap final : public bootstrap {
     return owner.compare_exchange_strong(seen, me, std::memory_order_acq_rel) || seen == me;
   }
 
+  ~launcher_bootstrap() override {
+    if (!watched_) return;
+    // A wait of another thread may still be counting itself in our record (it should not:
+    // the runtime is closing); then the mapping stays for the process's life.
+    if (!retire_wait_record(boot_rank_of(seg_.data(), size_, rank_).waits, 1'000'000'000)) {
+      static std::vector<shm_object> kept;
+      kept.push_back(std::move(seg_));
+    }
+  }
+
+  // From now on this process's long waits report into its rank's record, where the launcher
+  // reads them (hang check, --dump).
+  void watch_waits() noexcept {
+    set_wait_record(&boot_rank_of(seg_.data(), size_, rank_).waits, true);
+    watched_ = true;
+  }
+
   std::string_view kind() const noexcept override { return "launcher"; }
   void note_runtime(runtime_state s) noexcept override {
     boot_rank_of(seg_.data(), size_, rank_)
@@ -130,6 +149,7 @@ class launcher_bootstrap final : public bootstrap {
   int local_size_;
   shm_object seg_;
   boot_header* hdr_ = nullptr;
+  bool watched_ = false;
 };
 
 }  // namespace
@@ -137,7 +157,10 @@ class launcher_bootstrap final : public bootstrap {
 std::unique_ptr<bootstrap> make_bootstrap() {
   if (setting_is_set("ONESIDE_JOB_ID") && !setting_string("ONESIDE_JOB_ID").empty()) {
     auto b = std::make_unique<launcher_bootstrap>();
-    if (b->claim()) return b;
+    if (b->claim()) {
+      b->watch_waits();
+      return b;
+    }
     // Started by a rank (it inherited the variables): a job of its own, of one rank.
     return std::make_unique<single_bootstrap>();
   }

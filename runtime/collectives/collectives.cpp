@@ -226,11 +226,14 @@ count_t check_counts(std::span<const count_t> counts, std::span<const count_t> d
 }  // namespace
 
 void barrier(const team& t) {
-  detail::team_of(t, "barrier").coll->barrier();
+  team_impl& ti = detail::team_of(t, "barrier");
+  const auto waiting = detail::collective_scope("barrier", ti);
+  ti.coll->barrier();
 }
 
 void broadcast(const team& t, void* buf, count_t count, const datatype& type, rank_t root) {
   team_impl& ti = detail::team_of(t, "broadcast");
+  const auto waiting = detail::collective_scope("broadcast", ti, root);
   check_count(count, "broadcast");
   check_root(root, ti, "broadcast");
   check_buffer(buf, count, "broadcast", "the");
@@ -252,6 +255,7 @@ void broadcast(const team& t, void* buf, count_t count, const datatype& type, ra
 void reduce(const team& t, const void* in, void* out, count_t count, const datatype& type, op o,
             rank_t root) {
   team_impl& ti = detail::team_of(t, "reduce");
+  const auto waiting = detail::collective_scope("reduce", ti, root);
   check_count(count, "reduce");
   check_root(root, ti, "reduce");
   const detail::reduce_fn fn = check_reduction(type, o, "reduce");
@@ -264,6 +268,7 @@ void reduce(const team& t, const void* in, void* out, count_t count, const datat
 void allreduce(const team& t, const void* in, void* out, count_t count, const datatype& type,
                op o) {
   team_impl& ti = detail::team_of(t, "allreduce");
+  const auto waiting = detail::collective_scope("allreduce", ti);
   check_count(count, "allreduce");
   const detail::reduce_fn fn = check_reduction(type, o, "allreduce");
   check_buffer(in, count, "allreduce", "the input");
@@ -274,6 +279,7 @@ void allreduce(const team& t, const void* in, void* out, count_t count, const da
 
 void scan(const team& t, const void* in, void* out, count_t count, const datatype& type, op o) {
   team_impl& ti = detail::team_of(t, "scan");
+  const auto waiting = detail::collective_scope("scan", ti);
   check_count(count, "scan");
   const detail::reduce_fn fn = check_reduction(type, o, "scan");
   check_buffer(in, count, "scan", "the input");
@@ -283,6 +289,7 @@ void scan(const team& t, const void* in, void* out, count_t count, const datatyp
 
 void exscan(const team& t, const void* in, void* out, count_t count, const datatype& type, op o) {
   team_impl& ti = detail::team_of(t, "exscan");
+  const auto waiting = detail::collective_scope("exscan", ti);
   check_count(count, "exscan");
   const detail::reduce_fn fn = check_reduction(type, o, "exscan");
   check_buffer(in, count, "exscan", "the input");
@@ -294,6 +301,7 @@ void exscan(const team& t, const void* in, void* out, count_t count, const datat
 void gather(const team& t, const void* in, count_t count, const datatype& type, void* out,
             rank_t root) {
   team_impl& ti = detail::team_of(t, "gather");
+  const auto waiting = detail::collective_scope("gather", ti, root);
   check_count(count, "gather");
   check_root(root, ti, "gather");
   check_buffer(in, count, "gather", "the input");
@@ -307,6 +315,7 @@ void gather(const team& t, const void* in, count_t count, const datatype& type, 
 void gatherv(const team& t, const void* in, count_t count, const datatype& type, void* out,
              std::span<const count_t> counts, std::span<const count_t> displs, rank_t root) {
   team_impl& ti = detail::team_of(t, "gatherv");
+  const auto waiting = detail::collective_scope("gatherv", ti, root);
   check_count(count, "gatherv");
   check_root(root, ti, "gatherv");
   check_buffer(in, count, "gatherv", "the input");
@@ -331,6 +340,7 @@ void gatherv(const team& t, const void* in, count_t count, const datatype& type,
 
 void allgather(const team& t, const void* in, count_t count, const datatype& type, void* out) {
   team_impl& ti = detail::team_of(t, "allgather");
+  const auto waiting = detail::collective_scope("allgather", ti);
   check_count(count, "allgather");
   check_buffer(in, count, "allgather", "the input");
   check_buffer(out, count, "allgather", "the output");
@@ -343,6 +353,7 @@ void allgather(const team& t, const void* in, count_t count, const datatype& typ
 void allgatherv(const team& t, const void* in, count_t count, const datatype& type, void* out,
                 std::span<const count_t> counts, std::span<const count_t> displs) {
   team_impl& ti = detail::team_of(t, "allgatherv");
+  const auto waiting = detail::collective_scope("allgatherv", ti);
   check_count(count, "allgatherv");
   check_buffer(in, count, "allgatherv", "the input");
   const count_t most = check_counts(counts, displs, ti, "allgatherv");
@@ -415,6 +426,7 @@ void alltoall_common(team_impl& t, const void* in, void* out, SendBytes sbytes, 
 
 void alltoall(const team& t, const void* in, void* out, count_t count, const datatype& type) {
   team_impl& ti = detail::team_of(t, "alltoall");
+  const auto waiting = detail::collective_scope("alltoall", ti);
   check_count(count, "alltoall");
   check_buffer(in, count, "alltoall", "the input");
   check_buffer(out, count, "alltoall", "the output");
@@ -429,6 +441,7 @@ void alltoallv(const team& t, const void* in, std::span<const count_t> send_coun
                std::span<const count_t> recv_counts, std::span<const count_t> recv_displs,
                const datatype& type) {
   team_impl& ti = detail::team_of(t, "alltoallv");
+  const auto waiting = detail::collective_scope("alltoallv", ti);
   const auto n = static_cast<std::size_t>(ti.size);
   ONESIDE_CHECK(send_counts.size() == n && send_displs.size() == n && recv_counts.size() == n &&
                     recv_displs.size() == n,

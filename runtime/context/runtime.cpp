@@ -12,6 +12,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "context/context.hpp"
+#include "progress/wait_watch.hpp"
 #include "runtime/check.hpp"
 #include "runtime/settings.hpp"
 #include "task/arena_impl.hpp"
@@ -89,6 +90,9 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
   ONESIDE_CHECK(detail::current_context() == nullptr, error_class::arg, {.call = "runtime"},
                 "a oneside runtime is already open in this process");
   auto ctx = std::make_unique<detail::context>();
+  detail::set_hang_timeout(
+      std::min<std::int64_t>(detail::setting_int("ONESIDE_HANG_TIMEOUT"), 1'000'000'000) *
+      1'000'000'000);
   ctx->boot = detail::make_bootstrap();
   // From here until close, exiting with status 0 fails the job (the launcher reads this).
   ctx->boot->note_runtime(detail::runtime_state::open);

@@ -23,6 +23,7 @@
 #include "launcher/line_tagger.hpp"
 #include "launcher/reaper.hpp"
 #include "launcher/signal_channel.hpp"
+#include "launcher/wait_report.hpp"
 #include "runtime/check.hpp"
 #include "transport/shm/shm_object.hpp"
 
@@ -34,6 +35,9 @@ using clock = std::chrono::steady_clock;
 // After the last rank is gone, output still in the pipes is forwarded for at most this long
 // (anything the ranks forked has been killed by then; this only bounds the wait).
 constexpr auto drain_limit = std::chrono::seconds(1);
+
+// How often the hang check (ONESIDE_HANG_TIMEOUT) reads the ranks' wait records.
+constexpr auto hang_check_every = std::chrono::milliseconds(250);
 
 // What a child reports on its status pipe when it cannot become its rank. Nothing arrives
 // when exec succeeds: the pipe is close-on-exec.
@@ -177,6 +181,8 @@ class job {
   struct rank_process {
     pid_t pid = -1;
     bool running = false;
+    std::int64_t ended_ns = 0;  // CLOCK_MONOTONIC when it ended (exited with status 0)
+    std::string ended;          // how it ended, for the wait report
   };
 
   int size() const noexcept { return static_cast<int>(spec_.bindings.size()); }
@@ -239,7 +245,7 @@ class job {
       if (pid < 0) detail::raise_system("fork", "cannot start rank " + std::to_string(r), errno);
       if (pid == 0) become_rank(plan);
 
-      ranks_[ur] = {pid, true};
+      ranks_[ur] = {pid, true, 0, {}};
       ++running_;
       if (pgid_ == 0) {
         pgid_ = pid;
@@ -276,6 +282,7 @@ class job {
       }
     }
     if (spec_.timeout.count() > 0) deadline_ = clock::now() + spec_.timeout;
+    if (spec_.hang_timeout.count() > 0) next_hang_check_ = clock::now() + hang_check_every;
   }
 
   void supervise() {
@@ -320,6 +327,7 @@ class job {
       if (!next || t < *next) next = t;
     };
     if (!ending_ && deadline_ && running_ > 0) consider(*deadline_);
+    if (!ending_ && next_hang_check_ && running_ > 0) consider(*next_hang_check_);
     if (ending_ && !killed_ && running_ > 0) consider(kill_at_);
     if (running_ == 0) consider(drain_until_);
     if (!next) return -1;
@@ -330,6 +338,8 @@ class job {
   void on_signal(int sig) {
     if (sig == SIGCHLD) {
       reap();
+    } else if (sig == SIGUSR1) {
+      report_waits("oneside-run: what the ranks of job " + job_id_ + " do (SIGUSR1):\n");
     } else if (!ending_) {
       std::string what = "interrupted by signal ";
       what.append(signal_text(sig));
@@ -352,6 +362,8 @@ class job {
       for (std::size_t r = 0; r < ranks_.size(); ++r) {
         if (ranks_[r].pid != pid || !ranks_[r].running) continue;
         ranks_[r].running = false;
+        ranks_[r].ended_ns = monotonic_ns();
+        ranks_[r].ended = describe_status(status);
         --running_;
         const bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
         if (failed && !ending_) {
@@ -407,8 +419,44 @@ class job {
     kill_at_ = clock::now() + spec_.kill_grace;
   }
 
+  // Prints `headline` and a paragraph per rank (wait_report.hpp) on stderr.
+  void report_waits(const std::string& headline) {
+    if (boot_.data() == nullptr) return;
+    std::string text = headline;
+    std::string ranks = describe_ranks(boot_.data(), size(), [&](int r) {
+      return ranks_[static_cast<std::size_t>(r)].running
+                 ? std::string()
+                 : ranks_[static_cast<std::size_t>(r)].ended;
+    });
+    for (std::size_t at = 0; at < ranks.size();) {
+      const std::size_t end = std::min(ranks.find('\n', at), ranks.size());
+      text.append("  ").append(ranks, at, end - at).append("\n");
+      at = end + 1;
+    }
+    write_all(STDERR_FILENO, text.data(), text.size());
+  }
+
+  // Every rank waits in oneside (or is gone) and none has made progress for the hang timeout:
+  // say what each waits for and end the job.
+  void check_hang() {
+    next_hang_check_ = clock::now() + hang_check_every;
+    if (boot_.data() == nullptr) return;
+    const std::int64_t quiet = job_quiet_ns(
+        boot_.data(), size(), [&](int r) { return ranks_[static_cast<std::size_t>(r)].ended_ns; },
+        monotonic_ns());
+    const std::int64_t limit = std::chrono::nanoseconds(spec_.hang_timeout).count();
+    if (quiet < limit) return;
+    const std::string seconds = std::to_string(spec_.hang_timeout.count());
+    report_waits("oneside-run: no rank made progress for " + seconds +
+                 " s (ONESIDE_HANG_TIMEOUT); what each rank waits for:\n");
+    std::string what = "the job hangs; killing ";
+    what.append(plural(running_, "rank"));
+    begin_ending(what, exit_hang);
+  }
+
   void check_deadlines() {
     const auto now = clock::now();
+    if (!ending_ && next_hang_check_ && running_ > 0 && now >= *next_hang_check_) check_hang();
     if (!ending_ && deadline_ && running_ > 0 && now >= *deadline_) {
       std::string what = "job timed out after ";
       what.append(std::to_string(spec_.timeout.count())).append(" s; killing ");
@@ -467,6 +515,7 @@ class job {
   bool finished_ = false;
   int exit_code_ = 0;
   std::optional<clock::time_point> deadline_;
+  std::optional<clock::time_point> next_hang_check_;
   clock::time_point kill_at_{};
   clock::time_point drain_until_{};
 };

@@ -17,6 +17,7 @@ inline constexpr int exit_internal = 1;    // oneside-run itself failed
 inline constexpr int exit_unclosed = 3;    // a rank exited 0 with its runtime still open
 inline constexpr int exit_usage = 2;       // bad usage; nothing started
 inline constexpr int exit_timeout = 124;   // --timeout expired, as timeout(1)
+inline constexpr int exit_hang = 125;      // no rank made progress for ONESIDE_HANG_TIMEOUT
 inline constexpr int exit_no_start = 127;  // a rank could not be started (exec or bind failed)
 
 struct job_spec {
@@ -25,6 +26,7 @@ struct job_spec {
   std::vector<detail::rank_binding> bindings;  // one per rank: their number is the job's size
   std::chrono::seconds timeout{0};             // 0: no limit
   std::chrono::milliseconds kill_grace{300};   // SIGTERM to SIGKILL
+  std::chrono::seconds hang_timeout{0};        // ONESIDE_HANG_TIMEOUT; 0: no hang check
   bool tag_output = false;
 };
 

@@ -15,6 +15,7 @@
 #include "launcher/job.hpp"
 #include "launcher/options.hpp"
 #include "launcher/unique_fd.hpp"
+#include "launcher/wait_report.hpp"
 #include "runtime/settings.hpp"
 #include "topology/binding.hpp"
 
@@ -95,6 +96,8 @@ int launch(const launch_options& o) {
   spec.kill_grace = std::chrono::milliseconds(
       std::min<std::int64_t>(detail::setting_int("ONESIDE_KILL_GRACE_MS"), 3'600'000));
   spec.tag_output = o.tag_output;
+  spec.hang_timeout = std::chrono::seconds(
+      std::min<std::int64_t>(detail::setting_int("ONESIDE_HANG_TIMEOUT"), max_timeout_s));
 
   if (o.report_bindings) {
     std::string report;
@@ -131,6 +134,8 @@ int main_impl(int argc, char** argv) {
       case launch_options::action::settings:
         print(STDOUT_FILENO, settings_text());
         return 0;
+      case launch_options::action::dump:
+        return dump_jobs(o.dump_job);
       case launch_options::action::run:
         break;
     }

@@ -83,6 +83,14 @@ launch_options parse_command_line(std::span<const char* const> args) {
     } else if (name == "--settings") {
       o.what = launch_options::action::settings;
       return o;
+    } else if (name == "--dump") {
+      o.what = launch_options::action::dump;
+      if (inline_value) {
+        o.dump_job = std::string(*inline_value);
+      } else if (i + 1 < args.size()) {
+        o.dump_job = args[i + 1];
+      }
+      return o;
     } else {
       throw usage_error(std::string("unknown option ").append(quoted(arg)));
     }
@@ -111,11 +119,17 @@ Options:
   --timeout SECONDS       kill the job after SECONDS (default: ONESIDE_TIMEOUT; 0: no limit)
   --tag-output            prefix every line of the ranks' output with [rank]
   --settings              list every ONESIDE_* setting: default, current value, meaning
+  --dump [JOB]            print what the ranks of every running job of this user on this
+                          node (or of JOB: a job id or its launcher's pid) wait for; a
+                          launcher sent SIGUSR1 prints the same for its own job on stderr
   -h, --help              print this help and exit
   --version               print the version and exit
   --                      end of options: what follows is the program
 
-Environment: ONESIDE_BIND_TO, ONESIDE_TIMEOUT, ONESIDE_KILL_GRACE_MS (see --settings).
+Environment: ONESIDE_BIND_TO, ONESIDE_TIMEOUT, ONESIDE_KILL_GRACE_MS, ONESIDE_HANG_TIMEOUT
+(see --settings). With ONESIDE_HANG_TIMEOUT=S, a job in which every rank waits in oneside
+(or has ended) and none makes progress for S seconds is ended after printing what each
+rank waits for (the call, its window or team, the target, the epoch, what is outstanding).
 When the job ends early, the remaining ranks get SIGTERM, then SIGKILL after
 ONESIDE_KILL_GRACE_MS; the job's shared memory is always removed.
 Rank 0 reads the launcher's stdin unless it is a terminal; other ranks read /dev/null.
@@ -125,6 +139,7 @@ Exit status:
   S        the first rank to fail exited with status S
   128+K    the first rank to fail was killed by signal K
   124      the job ran longer than --timeout (as timeout(1))
+  125      no rank made progress for ONESIDE_HANG_TIMEOUT seconds
   130, 143, 129
            oneside-run was interrupted by SIGINT, SIGTERM or SIGHUP
   2        bad usage; nothing was started

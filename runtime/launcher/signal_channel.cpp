@@ -11,7 +11,7 @@ namespace oneside::launcher {
 signal_channel::signal_channel() {
   sigset_t set;
   ::sigemptyset(&set);
-  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) ::sigaddset(&set, s);
+  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1}) ::sigaddset(&set, s);
   if (::sigprocmask(SIG_BLOCK, &set, &old_mask_) != 0) {
     detail::raise_system("sigprocmask", "cannot block signals", errno);
   }

@@ -1,7 +1,7 @@
-// The launcher's signals as readable events (signalfd): SIGCHLD, SIGINT, SIGTERM and SIGHUP
-// are blocked and read from a descriptor in the main poll loop, so no work ever runs inside
-// a signal handler. SIGPIPE is ignored so that a closed stdout shows up as EPIPE.
-// Children restore the original mask and SIGPIPE action before exec.
+// The launcher's signals as readable events (signalfd): SIGCHLD, SIGINT, SIGTERM, SIGHUP and
+// SIGUSR1 (print what the ranks wait for) are blocked and read from a descriptor in the main poll
+// loop, so no work ever runs inside a signal handler. SIGPIPE is ignored so that a closed stdout
+// shows up as EPIPE. Children restore the original mask and SIGPIPE action before exec.
 #pragma once
 
 #include <signal.h>

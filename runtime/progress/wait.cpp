@@ -7,16 +7,22 @@
 #include <ctime>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <mutex>
+#include <pthread.h>
 #include <sched.h>
 #include <span>
 #include <string>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 #include <oneside/runtime/wait.hpp>
 
 #include "context/context.hpp"
+#include "progress/wait_watch.hpp"
 #include "runtime/check.hpp"
+#include "runtime/wait_context.hpp"
 
 namespace oneside::detail {
 namespace {
@@ -48,6 +54,151 @@ doorbell& default_bell() noexcept {
 
 thread_local bool t_runtime_thread = false;
 
+// ---- watching long waits (wait_watch.hpp) ----------------------------------------------------
+// Process-wide, like the fallback doorbell: the record exists before any runtime (the
+// bootstrap's own waits are watched too) and outlives it.
+
+constexpr std::int64_t describe_after_ns = 1'000'000'000;  // a wait this long is described
+constexpr std::int64_t describe_every_ns = 1'000'000'000;  // and described again this often
+constexpr std::int64_t judge_every_ns = 200'000'000;       // how often quiet is judged
+// The rank's other threads count as computing while they use at least this share of one core
+// (a thread that only waits and wakes every millisecond uses well under 1%).
+constexpr std::int64_t busy_cpu_percent = 20;
+
+wait_record g_own_record;
+std::atomic<wait_record*> g_record{&g_own_record};
+std::atomic<bool> g_launcher_judges{false};
+std::atomic<std::int64_t> g_hang_timeout_ns{0};
+
+// CPU clocks of the runtime's own threads (agent, MPI progress thread): their time is not the
+// program's computing.
+std::mutex g_runtime_clocks_mutex;
+std::vector<clockid_t> g_runtime_clocks;
+
+struct runtime_clock_entry {
+  clockid_t clock{};
+  bool registered = false;
+  ~runtime_clock_entry() {
+    if (!registered) return;
+    std::lock_guard lock(g_runtime_clocks_mutex);
+    std::erase(g_runtime_clocks, clock);
+  }
+};
+thread_local runtime_clock_entry t_runtime_clock;
+
+std::int64_t cpu_ns(clockid_t clock) noexcept {
+  timespec ts{};
+  if (::clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// CPU time of the process's own threads, the runtime's threads' taken out.
+std::int64_t program_cpu_ns() noexcept {
+  std::int64_t t = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+  std::lock_guard lock(g_runtime_clocks_mutex);
+  for (clockid_t c : g_runtime_clocks) t -= cpu_ns(c);
+  return t;
+}
+
+// The judge of quiet: one waiting thread at a time samples progress and CPU.
+struct quiet_judge {
+  std::atomic_flag busy;
+  std::atomic<bool> restart{true};
+  std::int64_t last_ns = 0;
+  std::int64_t last_cpu = 0;
+  std::uint64_t last_progress = 0;
+  std::int64_t quiet_from = 0;
+};
+quiet_judge g_judge;
+
+void judge_quiet(wait_record& rec, std::int64_t now) noexcept {
+  if (g_judge.busy.test_and_set(std::memory_order_acquire)) return;
+  const std::uint64_t progress = rec.progress.load(std::memory_order_relaxed);
+  if (g_judge.restart.exchange(false, std::memory_order_relaxed)) {
+    g_judge.last_ns = now;
+    g_judge.last_cpu = program_cpu_ns();
+    g_judge.last_progress = progress;
+    g_judge.quiet_from = now;
+  } else if (now - g_judge.last_ns >= judge_every_ns) {
+    const std::int64_t cpu = program_cpu_ns();
+    const bool busy = progress != g_judge.last_progress ||
+                      (cpu - g_judge.last_cpu) * 100 >= (now - g_judge.last_ns) * busy_cpu_percent;
+    if (busy) g_judge.quiet_from = now;
+    g_judge.last_ns = now;
+    g_judge.last_cpu = cpu;
+    g_judge.last_progress = progress;
+    rec.quiet_since_ns.store(g_judge.quiet_from, std::memory_order_relaxed);
+  }
+  g_judge.busy.clear(std::memory_order_release);
+}
+
+// What the layers add to every description (wait_context.hpp).
+std::mutex g_contexts_mutex;
+std::vector<std::pair<wait_context_fn, const void*>> g_contexts;
+
+// The text of this thread's open wait scopes, innermost first, one per line (an object is
+// described once, in its innermost scope), then what the layers add.
+std::string describe_scopes() {
+  std::string text;
+  const wait_site* s = wait_scope::innermost();
+  if (s == nullptr) text = "a wait with no call recorded (oneside::wait_until, or inside oneside)";
+  const void* described = nullptr;
+  for (; s != nullptr; s = s->outer) {
+    if (!text.empty()) text.append("\nin ");
+    text.append(s->call);
+    if (s->target >= 0) text.append(" (target ").append(std::to_string(s->target)).append(")");
+    if (s->describe != nullptr && (s->object == nullptr || s->object != described)) {
+      std::string state;
+      s->describe(s->object, s->target, state);
+      if (!state.empty()) text.append(": ").append(state);
+      described = s->object;
+    }
+  }
+  std::unique_lock lock(g_contexts_mutex, std::try_to_lock);
+  if (lock.owns_lock()) {
+    for (const auto& [fn, object] : g_contexts) {
+      std::string more;
+      fn(object, more);
+      if (!more.empty()) text.append("\n").append(more);
+    }
+  }
+  return text;
+}
+
+void write_slot(waiter_slot& slot, std::string_view text, std::int64_t since_ns) noexcept {
+  const std::uint32_t seq = slot.seq.load(std::memory_order_relaxed);
+  slot.seq.store(seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  slot.since_ns.store(since_ns, std::memory_order_relaxed);
+  const std::size_t n = std::min(text.size(), wait_text_bytes - 1);
+  std::memcpy(slot.text, text.data(), n);
+  slot.text[n] = '\0';
+  slot.seq.store(seq + 2, std::memory_order_release);
+}
+
+std::int32_t this_thread_id() noexcept {
+  static thread_local const auto tid = static_cast<std::int32_t>(::gettid());
+  return tid;
+}
+
+// A process that nobody watches (no launcher) and that has been quiet for the hang timeout:
+// say what it waits for and end it (ONESIDE_HANG_TIMEOUT).
+[[noreturn]] void end_hung_process(wait_record& rec, std::int64_t quiet_ns) noexcept {
+  static std::atomic_flag reporting;
+  if (reporting.test_and_set()) {
+    for (;;) ::pause();  // another thread reports and exits
+  }
+  std::string out = "oneside: ";
+  const rank_t rank = world_rank_if_open();
+  if (rank >= 0) out.append("rank ").append(std::to_string(rank)).append(": ");
+  out.append("no progress for ").append(std::to_string(quiet_ns / 1'000'000'000));
+  out.append(" s (ONESIDE_HANG_TIMEOUT); ending the process with status ");
+  out.append(std::to_string(hang_exit_status)).append(". Waiting:\n");
+  out.append(describe_waits(rec, now_ns()));
+  (void)!::write(STDERR_FILENO, out.data(), out.size());
+  ::_exit(hang_exit_status);
+}
+
 // Runs the transport's progress from waits when no agent thread does it (ONESIDE_AGENT=poll)
 // and over MPI, unless the waiter is one of the runtime's own threads.
 void poll_progress() noexcept {
@@ -74,6 +225,74 @@ long membarrier(int cmd) noexcept {
 
 void mark_runtime_thread() noexcept {
   t_runtime_thread = true;
+  clockid_t clock{};
+  if (t_runtime_clock.registered || ::pthread_getcpuclockid(::pthread_self(), &clock) != 0) return;
+  std::lock_guard lock(g_runtime_clocks_mutex);
+  g_runtime_clocks.push_back(clock);
+  t_runtime_clock.clock = clock;
+  t_runtime_clock.registered = true;
+}
+
+void set_wait_record(wait_record* record, bool launcher_judges) noexcept {
+  g_record.store(record != nullptr ? record : &g_own_record, std::memory_order_release);
+  g_launcher_judges.store(record != nullptr && launcher_judges, std::memory_order_relaxed);
+}
+
+bool retire_wait_record(wait_record& record, std::int64_t patience_ns) noexcept {
+  wait_record* expected = &record;
+  g_record.compare_exchange_strong(expected, &g_own_record, std::memory_order_seq_cst);
+  g_launcher_judges.store(false, std::memory_order_relaxed);
+  const std::int64_t until = now_ns() + patience_ns;
+  backoff pause(g_fallback_bell, wait_policy{0, 1'000'000, 1'000'000});
+  while (record.waiting.load(std::memory_order_seq_cst) != 0) {
+    if (now_ns() >= until) return false;
+    pause.pause();
+  }
+  return true;
+}
+
+void add_wait_context(wait_context_fn fn, const void* object) {
+  std::lock_guard lock(g_contexts_mutex);
+  g_contexts.emplace_back(fn, object);
+}
+
+void remove_wait_context(const void* object) noexcept {
+  std::lock_guard lock(g_contexts_mutex);
+  std::erase_if(g_contexts, [&](const auto& c) { return c.second == object; });
+}
+
+void set_hang_timeout(std::int64_t ns) noexcept {
+  g_hang_timeout_ns.store(ns, std::memory_order_relaxed);
+}
+
+std::string describe_waits(const wait_record& rec, std::int64_t now) {
+  std::string out;
+  int described = 0;
+  for (const waiter_slot& slot : rec.slots) {
+    char text[wait_text_bytes];
+    std::int32_t owner = 0;
+    std::int64_t since = 0;
+    if (!read_waiter(slot, text, owner, since)) continue;
+    ++described;
+    char head[96];
+    std::snprintf(head, sizeof head, "  thread %d, waiting %.1f s: ", static_cast<int>(owner),
+                  static_cast<double>(now - since) / 1e9);
+    out.append(head);
+    for (const char* c = text; *c != '\0'; ++c) {
+      out.push_back(*c);
+      if (*c == '\n') out.append("    ");
+    }
+    out.push_back('\n');
+  }
+  const auto waiting = static_cast<int>(rec.waiting.load(std::memory_order_relaxed));
+  if (waiting > described) {
+    out.append("  ").append(std::to_string(waiting - described));
+    out.append(described > 0 ? " more" : "")
+        .append(waiting - described == 1 ? " thread" : " threads");
+    out.append(" waiting, not described (waiting under a second, or more than ");
+    out.append(std::to_string(wait_record_threads)).append(" threads wait)\n");
+  }
+  return out;
 }
 
 bool enable_asymmetric_fences() noexcept {
@@ -165,8 +384,67 @@ void backoff::pause() noexcept {
 
 void backoff::sleep_step(std::uint32_t seen) noexcept {
   poll_progress();
+  if (!t_runtime_thread) watch_step();
   bell_->sleep(seen, sleep_ns_);
   sleep_ns_ = std::min(sleep_ns_ * 2, policy_.sleep_max_ns);
+}
+
+void backoff::watch_step() noexcept {
+  const std::int64_t now = now_ns();
+  if (start_ns_ == 0) start_ns_ = now;
+  if (!watched_) {
+    // Counted in the record it loaded while that record is still the current one (see
+    // retire_wait_record).
+    for (;;) {
+      wait_record* rec = g_record.load(std::memory_order_acquire);
+      rec->waiting.fetch_add(1, std::memory_order_seq_cst);
+      if (g_record.load(std::memory_order_seq_cst) == rec) {
+        record_ = rec;
+        break;
+      }
+      rec->waiting.fetch_sub(1, std::memory_order_relaxed);
+    }
+    watched_ = true;
+  }
+  wait_record& rec = *record_;
+  if (now - start_ns_ >= describe_after_ns && now - described_ns_ >= describe_every_ns) {
+    described_ns_ = now;
+    if (slot_ < 0) {
+      for (int i = 0; i < wait_record_threads; ++i) {
+        std::int32_t free = 0;
+        if (rec.slots[i].owner.compare_exchange_strong(free, this_thread_id(),
+                                                       std::memory_order_relaxed)) {
+          slot_ = i;
+          break;
+        }
+      }
+    }
+    if (slot_ >= 0) {
+      try {
+        write_slot(rec.slots[slot_], describe_scopes(), start_ns_);
+      } catch (...) {
+        // No memory for the text: the wait goes on undescribed.
+      }
+    }
+  }
+  judge_quiet(rec, now);
+  const std::int64_t timeout = g_hang_timeout_ns.load(std::memory_order_relaxed);
+  if (timeout > 0 && !g_launcher_judges.load(std::memory_order_relaxed)) {
+    const std::int64_t quiet = rec.quiet_since_ns.load(std::memory_order_relaxed);
+    if (quiet != 0 && now - quiet >= timeout && slot_ >= 0) end_hung_process(rec, now - quiet);
+  }
+}
+
+void backoff::end_watch() noexcept {
+  wait_record& rec = *record_;
+  if (slot_ >= 0) {
+    write_slot(rec.slots[slot_], {}, 0);
+    rec.slots[slot_].owner.store(0, std::memory_order_release);
+  }
+  rec.progress.fetch_add(1, std::memory_order_relaxed);
+  rec.quiet_since_ns.store(0, std::memory_order_relaxed);
+  g_judge.restart.store(true, std::memory_order_relaxed);
+  rec.waiting.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace oneside::detail

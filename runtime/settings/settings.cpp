@@ -110,6 +110,11 @@ constexpr std::array registry{
                "none otherwise.", "auto|core|numa|none"},
   setting_info{"ONESIDE_TIMEOUT", integer, "0",
                "oneside-run's default for --timeout, in seconds (0: no limit)."},
+  setting_info{"ONESIDE_HANG_TIMEOUT", integer, "0",
+               "Seconds after which a job in which no rank makes progress (every rank waits in "
+               "oneside, no wait ends, no rank computes) is ended: oneside-run prints what each "
+               "rank waits for and exits with status 125 (0: never). Alone or under mpirun, a "
+               "rank that stays so long in such a wait says what it waits for and exits with 125."},
   setting_info{"ONESIDE_KILL_GRACE_MS", integer, "300",
                "Milliseconds oneside-run waits after SIGTERM before it sends SIGKILL to the "
                "ranks of a failed, timed-out or interrupted job."},

@@ -106,6 +106,24 @@ detail::team_impl& team::impl() const {
 
 namespace detail {
 
+void describe_team(const void* team, rank_t root, std::string& out) noexcept {
+  try {
+    const auto& t = *static_cast<const team_impl*>(team);
+    out.append(t.id == 0 ? "world team" : "team #" + std::to_string(t.id));
+    out.append(", rank ").append(std::to_string(t.rank)).append(" of ");
+    out.append(std::to_string(t.size));
+    if (t.id != 0 && t.size <= 16) {
+      out.append(" (world ranks");
+      for (rank_t w : t.members.world_ranks()) out.append(" ").append(std::to_string(w));
+      out.append(")");
+    }
+    if (root >= 0) out.append(", root ").append(std::to_string(root));
+    out.append("; its collective #").append(std::to_string(t.collectives)).append(" on this team");
+  } catch (...) {
+    // Out of memory: the description stays short.
+  }
+}
+
 team duplicate_team(const team& parent, std::size_t slot_bytes, std::size_t slots) {
   team_impl& p = team_of(parent, "duplicate_team");
   context& c = require_context("duplicate_team");
@@ -131,6 +149,7 @@ team duplicate_team(const team& parent, std::size_t slot_bytes, std::size_t slot
 
 team team::split(int color, int key) const {
   detail::team_impl& parent = detail::team_of(*this, "team::split");
+  const auto waiting = detail::collective_scope("team::split", parent);
   ONESIDE_CHECK(color >= 0 || color == no_color, error_class::arg, {.call = "team::split"},
                 "color " + std::to_string(color) + " is negative (use team::no_color to opt out)");
   detail::context& c = detail::require_context("team::split");

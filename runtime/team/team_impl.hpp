@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include <oneside/runtime/group.hpp>
 #include <oneside/runtime/team.hpp>
+#include <oneside/runtime/wait.hpp>
 
 #include "collectives/coll_engine.hpp"
 #include "runtime/team_copy.hpp"
@@ -22,12 +24,23 @@ struct team_impl {
   rank_t rank = 0;
   int size = 0;
   std::unique_ptr<coll_engine> coll;
-  std::uint64_t splits = 0;  // split() calls so far: part of the children's ids
+  std::uint64_t splits = 0;       // split() calls so far: part of the children's ids
+  std::uint64_t collectives = 0;  // collective calls so far (hang diagnosis: which one waits)
 
   // The world team, made when the runtime opens (collective over the bootstrap).
   static team make_world();
   static team wrap(std::shared_ptr<team_impl> impl) { return team(std::move(impl)); }
 };
+
+// For hang diagnosis: "team #id, rank r of n (world ranks …), its collective #k" of the
+// team_impl at `team` (a wait_scope's describe).
+void describe_team(const void* team, rank_t root, std::string& out) noexcept;
+
+// Opens the wait scope of collective `call` on `t` (counting it), naming `root` if any.
+inline wait_scope collective_scope(const char* call, team_impl& t, rank_t root = -1) noexcept {
+  ++t.collectives;
+  return wait_scope(call, root, describe_team, &t);
+}
 
 // The barrier algorithm ONESIDE_BARRIER asks for (auto: by oversubscription).
 coll_engine::barrier_kind barrier_kind_setting(const context& c);

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <type_traits>
 
 #include <oneside/pgas/communication.hpp>
@@ -46,6 +47,8 @@ future<> put_with_signal(const void* src, std::size_t bytes, rank_t r, std::uint
 void check_word(const void* ivar, std::size_t align, const char* call);
 // error(arg) naming `call` and what is wrong with its spans.
 [[noreturn]] void bad_words(const char* call, const char* why);
+// For hang diagnosis: "the word at 0x… of this rank" (a wait_scope's describe).
+void describe_words(const void* words, rank_t, std::string& out) noexcept;
 // The local pointer of a global_ptr a rank waits on: error(arg) unless load/store reachable.
 void* wait_address(rank_t r, std::uintptr_t addr, std::size_t bytes, const char* call);
 
@@ -120,6 +123,7 @@ bool test_until(const T* ivar, cmp c, T value) {
 template <pgas::detail::wait_word T>
 void wait_until(const T* ivar, cmp c, T value) {
   pgas::detail::check_word(ivar, alignof(T), "wait_until");
+  const oneside::detail::wait_scope waiting("wait_until", -1, pgas::detail::describe_words, ivar);
   oneside::detail::wait_until(
       [&] { return pgas::detail::compare(pgas::detail::load_word(ivar), c, value); });
 }
@@ -135,6 +139,8 @@ void wait_until(global_ptr<T> ivar, cmp c, T value) {
 // (shmem_signal_wait_until).
 inline std::uint64_t signal_wait_until(const std::uint64_t* signal, cmp c, std::uint64_t value) {
   pgas::detail::check_word(signal, alignof(std::uint64_t), "signal_wait_until");
+  const oneside::detail::wait_scope waiting("signal_wait_until", -1, pgas::detail::describe_words,
+                                            signal);
   std::uint64_t seen = 0;
   oneside::detail::wait_until([&] {
     seen = pgas::detail::load_word(signal);
@@ -193,6 +199,8 @@ bool any_included(std::span<const T> ivars, std::span<const int> status) noexcep
 template <pgas::detail::wait_word T>
 void wait_until_all(std::span<const T> ivars, cmp c, T value, std::span<const int> status = {}) {
   pgas::detail::check_words(ivars, status, "wait_until_all");
+  const oneside::detail::wait_scope waiting("wait_until_all", -1, pgas::detail::describe_words,
+                                            ivars.data());
   oneside::detail::wait_until([&] { return pgas::detail::all_hold(ivars, status, c, value); });
 }
 
@@ -204,6 +212,8 @@ std::size_t wait_until_any(std::span<const T> ivars, cmp c, T value,
   pgas::detail::check_words(ivars, status, "wait_until_any");
   if (!pgas::detail::any_included(ivars, status)) return ivars.size();
   std::size_t found = ivars.size();
+  const oneside::detail::wait_scope waiting("wait_until_any", -1, pgas::detail::describe_words,
+                                            ivars.data());
   oneside::detail::wait_until([&] {
     return pgas::detail::matching(ivars, status, c, value, std::span<std::size_t>(&found, 1),
                                   true) != 0;
@@ -223,6 +233,8 @@ std::size_t wait_until_some(std::span<const T> ivars, std::span<std::size_t> ind
   }
   if (!pgas::detail::any_included(ivars, status)) return 0;
   std::size_t n = 0;
+  const oneside::detail::wait_scope waiting("wait_until_some", -1, pgas::detail::describe_words,
+                                            ivars.data());
   oneside::detail::wait_until([&] {
     n = pgas::detail::matching(ivars, status, c, value, indices, false);
     return n != 0;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include <oneside/runtime/types.hpp>
 
@@ -118,6 +119,41 @@ inline void notify_after_rmw(doorbell& bell) noexcept {
 // the engine's lock beside the rank's one-sided calls.
 void mark_runtime_thread() noexcept;
 
+// What a blocked thread waits for, for hang diagnosis (ONESIDE_HANG_TIMEOUT, oneside-run
+// --dump). Blocking calls open a wait_scope naming the call, its target and the object it works
+// on; a thread that has waited a second or more in one wait describes its open scopes
+// (innermost first) to whoever watches the job. `describe` appends the object's state (a
+// window's epoch and outstanding operations, a team's collective) as it concerns `target` to
+// `out`; it runs on the waiting thread, so it may read what that thread owns. Cost on the fast
+// path: two thread-local stores; nothing is formatted unless a wait lasts.
+struct wait_site {
+  const char* call;  // "window::flush", "barrier", …
+  void (*describe)(const void* object, rank_t target, std::string& out) noexcept;  // or null
+  const void* object;
+  rank_t target;  // or -1
+  const wait_site* outer;
+};
+
+class wait_scope {
+ public:
+  explicit wait_scope(const char* call, rank_t target = -1,
+                      void (*describe)(const void*, rank_t, std::string&) noexcept = nullptr,
+                      const void* object = nullptr) noexcept
+      : site_{call, describe, object, target, innermost_} {
+    innermost_ = &site_;
+  }
+  ~wait_scope() { innermost_ = site_.outer; }
+  wait_scope(const wait_scope&) = delete;
+  wait_scope& operator=(const wait_scope&) = delete;
+
+  // The calling thread's innermost open scope, or null.
+  static const wait_site* innermost() noexcept { return innermost_; }
+
+ private:
+  wait_site site_;
+  static inline thread_local const wait_site* innermost_ = nullptr;
+};
+
 // How long each phase of a wait lasts.
 struct wait_policy {
   std::int64_t spin_ns;
@@ -139,6 +175,7 @@ class backoff {
   // A waiter that slept stays a registered sleeper until its wait ends (here).
   ~backoff() {
     if (registered_) bell_->remove_sleeper();
+    if (watched_) end_watch();
   }
   backoff(const backoff&) = delete;
   backoff& operator=(const backoff&) = delete;
@@ -169,8 +206,15 @@ class backoff {
   }
   void sleep_step(std::uint32_t seen) noexcept;
   void escalate() noexcept;
+  // A wait that sleeps is watched: counted as waiting, described once it lasts (wait.cpp).
+  void watch_step() noexcept;
+  void end_watch() noexcept;
   doorbell* bell_;
   bool registered_ = false;
+  bool watched_ = false;
+  struct wait_record* record_ = nullptr;  // the record it counts itself in
+  int slot_ = -1;                         // the description slot this thread holds, or -1
+  std::int64_t described_ns_ = 0;         // when it last described its wait
   wait_policy policy_;
   phase phase_ = phase::spin;
   std::uint32_t steps_ = 0;
