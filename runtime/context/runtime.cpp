@@ -2,6 +2,8 @@
 // order, and back. Settings are read (and checked) here, once.
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <string>
@@ -30,6 +32,40 @@ std::unique_ptr<context> uninstall_context();
 
 namespace {
 
+// The environment's ONESIDE_* variables, checked before anything is created. A problem is a
+// mistake of whoever started the program that no caller can repair, so the process ends as
+// oneside-run would end: one line per problem on stderr and exit status 2 (an exception would
+// abort every rank with "terminate called" and a core). Under an MPI launcher only its rank 0
+// prints (every rank sees the same environment); under oneside-run, which checked the same
+// environment and printed its warnings, only errors are printed (an environment changed on the
+// way, by a wrapper script). Warnings are printed once per process.
+void enforce_settings() {
+  std::vector<detail::setting_problem> problems =
+      detail::check_environment(detail::settings_reader::runtime);
+  if (problems.empty()) {
+    if (std::string p = transport::build_problem(); !p.empty()) problems.push_back({true, p});
+  }
+  if (problems.empty()) return;
+  static std::atomic<bool> warned{false};
+  const bool by_launcher = detail::started_by_launcher();
+  const bool warn = !by_launcher && !warned.exchange(true);
+  bool fatal = false;
+  std::string text;
+  for (const detail::setting_problem& p : problems) {
+    fatal = fatal || p.fatal;
+    if (!p.fatal && !warn) continue;
+    text.append("oneside: ").append(p.fatal ? "" : "warning: ").append(p.text).append("\n");
+  }
+  if (by_launcher || detail::mpi_launcher_rank() <= 0) {
+    std::fputs(text.c_str(), stderr);
+    std::fflush(stderr);
+  }
+  if (fatal) {
+    std::fflush(nullptr);
+    std::exit(2);
+  }
+}
+
 bool decide_oversubscribed(const detail::bootstrap& boot) {
   const std::string mode = detail::setting_string("ONESIDE_OVERSUBSCRIBE");
   if (mode == "yes") return true;
@@ -44,8 +80,7 @@ detail::wait_params read_wait_params(bool oversubscribed) {
                   ? detail::setting_int("ONESIDE_WAIT_SPIN_NS")
                   : (oversubscribed ? 0 : detail::setting_int("ONESIDE_WAIT_SPIN_NS"));
   w.yield_ns = detail::setting_int("ONESIDE_WAIT_YIELD_NS");
-  w.sleep_max_ns =
-      std::max<std::int64_t>(1, detail::setting_int("ONESIDE_WAIT_SLEEP_MAX_US")) * 1000;
+  w.sleep_max_ns = detail::setting_int("ONESIDE_WAIT_SLEEP_MAX_US") * 1000;  // at least 1 us
   w.poll_progress = detail::setting_string("ONESIDE_AGENT") == "poll";
   return w;
 }
@@ -86,6 +121,7 @@ void retire(std::unique_ptr<detail::context> ctx) {
 runtime::runtime() : runtime(0, nullptr) {}
 
 runtime::runtime(int /*argc*/, char** /*argv*/) {
+  enforce_settings();  // may end the process: before the lock and before anything exists
   std::lock_guard lock(g_open_mutex);
   ONESIDE_CHECK(detail::current_context() == nullptr, error_class::arg, {.call = "runtime"},
                 "a oneside runtime is already open in this process");
@@ -97,8 +133,8 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
   // From here until close, exiting with status 0 fails the job (the launcher reads this).
   ctx->boot->note_runtime(detail::runtime_state::open);
   ctx->oversubscribed = decide_oversubscribed(*ctx->boot);
-  // Read (and check) every setting the open needs before anything is created, so a bad value
-  // fails fast.
+  // Read every setting the open needs before anything is created (enforce_settings checked
+  // their values; what depends on the job, such as shm across nodes, is checked here).
   const transport::transport_plan plan = transport::plan_transport(*ctx->boot, ctx->oversubscribed);
   detail::wait_params wait = read_wait_params(ctx->oversubscribed);
   // Over a network backend, waiting threads also drive it (incoming one-sided traffic and

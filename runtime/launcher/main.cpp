@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unistd.h>
+#include <vector>
 
 #include <oneside/runtime/error.hpp>
 #include <oneside/runtime/settings.hpp>
@@ -21,6 +22,9 @@
 
 namespace oneside::launcher {
 namespace {
+
+// The environment holds invalid settings; check_settings said which.
+struct settings_failure {};
 
 void print(int fd, const std::string& text) {
   write_all(fd, text.data(), text.size());
@@ -45,22 +49,62 @@ std::string ranks_path() {
   return "/bin:/usr/bin";
 }
 
-std::string settings_text() {
+// The registry with each setting's current value, marking invalid ones, then every problem of
+// the environment (unknown variables among them). Sets `failed` when one is an error.
+std::string settings_text(bool& failed) {
   std::string out =
       "oneside settings (environment variables; oneside-run's flags override its own):\n";
   for (const setting_info& s : all_settings()) {
     out.append("\n").append(s.name).append("\n");
     out.append("  default: ").append(s.default_value.empty() ? "(empty)" : s.default_value);
-    if (!s.choices.empty()) out.append("   choices: ").append(s.choices);
+    if (const std::string valid = valid_values(s); !valid.empty()) {
+      out.append("   valid: ").append(valid);
+    }
     out.append("\n  current: ");
     const std::string value = setting_value(s.name);
     out.append(value.empty() ? "(empty)" : value);
-    out.append(detail::setting_is_set(s.name) ? " (from the environment)" : " (default)");
+    const bool set = detail::setting_is_set(s.name);
+    out.append(set ? " (from the environment)" : " (default)");
+    if (set && !s.set_by_launcher) {
+      if (const std::string problem = detail::value_problem(s, value); !problem.empty()) {
+        out.append("  INVALID: ").append(problem);
+      }
+    }
     out.append("\n  ").append(s.meaning);
     if (s.set_by_launcher) out.append(" Set by oneside-run for each rank.");
     out.append("\n");
   }
+  const std::vector<detail::setting_problem> problems =
+      detail::check_environment(detail::settings_reader::launcher);
+  failed = false;
+  if (!problems.empty()) {
+    out.append(
+        "\nProblems of this environment (oneside-run starts no job while an error remains):\n");
+    for (const detail::setting_problem& p : problems) {
+      out.append(p.fatal ? "  error: " : "  warning: ").append(p.text).append("\n");
+      failed = failed || p.fatal;
+    }
+  }
   return out;
+}
+
+// Checks the whole environment before anything starts: warnings are printed, errors (all of
+// them, one line each) end oneside-run with the usage status.
+void check_settings() {
+  std::string errors;
+  std::string warnings;
+  for (const detail::setting_problem& p :
+       detail::check_environment(detail::settings_reader::launcher)) {
+    (p.fatal ? errors : warnings).append("oneside-run: ");
+    if (!p.fatal) warnings.append("warning: ");
+    (p.fatal ? errors : warnings).append(p.text).append("\n");
+  }
+  print(STDERR_FILENO, warnings);
+  if (!errors.empty()) {
+    errors.append("Run 'oneside-run --settings' for every setting and its valid values.\n");
+    print(STDERR_FILENO, errors);
+    throw settings_failure();
+  }
 }
 
 detail::bind_policy choose_policy(const launch_options& o) {
@@ -71,6 +115,7 @@ detail::bind_policy choose_policy(const launch_options& o) {
 }
 
 int launch(const launch_options& o) {
+  check_settings();
   job_spec spec;
   spec.program = resolve_program(o.command.front(), ranks_path());
   spec.argv = o.command;
@@ -88,16 +133,12 @@ int launch(const launch_options& o) {
   }
   spec.bindings = detail::plan_bindings(o.ranks, policy);
 
-  const std::int64_t timeout = o.timeout_s ? *o.timeout_s : detail::setting_int("ONESIDE_TIMEOUT");
-  if (timeout > max_timeout_s) {
-    throw usage_error("ONESIDE_TIMEOUT=" + std::to_string(timeout) + " is too large");
-  }
-  spec.timeout = std::chrono::seconds(timeout);
-  spec.kill_grace = std::chrono::milliseconds(
-      std::min<std::int64_t>(detail::setting_int("ONESIDE_KILL_GRACE_MS"), 3'600'000));
+  // The registry bounds both (check_settings ran).
+  spec.timeout =
+      std::chrono::seconds(o.timeout_s ? *o.timeout_s : detail::setting_int("ONESIDE_TIMEOUT"));
+  spec.kill_grace = std::chrono::milliseconds(detail::setting_int("ONESIDE_KILL_GRACE_MS"));
   spec.tag_output = o.tag_output;
-  spec.hang_timeout = std::chrono::seconds(
-      std::min<std::int64_t>(detail::setting_int("ONESIDE_HANG_TIMEOUT"), max_timeout_s));
+  spec.hang_timeout = std::chrono::seconds(detail::setting_int("ONESIDE_HANG_TIMEOUT"));
 
   if (o.report_bindings) {
     std::string report;
@@ -131,15 +172,19 @@ int main_impl(int argc, char** argv) {
         print(STDOUT_FILENO, v);
         return 0;
       }
-      case launch_options::action::settings:
-        print(STDOUT_FILENO, settings_text());
-        return 0;
+      case launch_options::action::settings: {
+        bool failed = false;
+        print(STDOUT_FILENO, settings_text(failed));
+        return failed ? exit_usage : 0;
+      }
       case launch_options::action::dump:
         return dump_jobs(o.dump_job);
       case launch_options::action::run:
         break;
     }
     return launch(o);
+  } catch (const settings_failure&) {
+    return exit_usage;  // each problem is said
   } catch (const usage_error& e) {
     return usage_failure(e.what());
   } catch (const error& e) {

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/settings.hpp"
+
 namespace oneside::launcher {
 namespace {
 
@@ -58,7 +60,8 @@ launch_options parse_command_line(std::span<const char* const> args) {
     };
 
     if (name == "-n" || name == "-np" || name == "--np" || name == "--n") {
-      o.ranks = static_cast<int>(parse_count(name, value(), 1, max_ranks, "a number of ranks"));
+      const auto [low, high] = detail::setting_limits("ONESIDE_SIZE");
+      o.ranks = static_cast<int>(parse_count(name, value(), low, high, "a number of ranks"));
     } else if (name == "--bind-to") {
       const std::string_view v = value();
       o.bind_to = detail::parse_bind_policy(v);
@@ -67,7 +70,8 @@ launch_options parse_command_line(std::span<const char* const> args) {
             std::string("--bind-to ").append(quoted(v)).append(": expected core, numa or none"));
       }
     } else if (name == "--timeout") {
-      o.timeout_s = parse_count(name, value(), 0, max_timeout_s, "whole seconds (0: no limit)");
+      const auto [low, high] = detail::setting_limits("ONESIDE_TIMEOUT");
+      o.timeout_s = parse_count(name, value(), low, high, "whole seconds (0: no limit)");
     } else if (name == "--report-bindings") {
       no_value();
       o.report_bindings = true;
@@ -127,7 +131,9 @@ Options:
   --                      end of options: what follows is the program
 
 Environment: ONESIDE_BIND_TO, ONESIDE_TIMEOUT, ONESIDE_KILL_GRACE_MS, ONESIDE_HANG_TIMEOUT
-(see --settings). With ONESIDE_HANG_TIMEOUT=S, a job in which every rank waits in oneside
+(see --settings). Every ONESIDE_* variable is checked before anything starts: an invalid
+value, or a name that looks like a misspelt setting, is an error; other unknown ONESIDE_*
+names are warnings. With ONESIDE_HANG_TIMEOUT=S, a job in which every rank waits in oneside
 (or has ended) and none makes progress for S seconds is ended after printing what each
 rank waits for (the call, its window or team, the target, the epoch, what is outstanding).
 When the job ends early, the remaining ranks get SIGTERM, then SIGKILL after
@@ -142,7 +148,7 @@ Exit status:
   125      no rank made progress for ONESIDE_HANG_TIMEOUT seconds
   130, 143, 129
            oneside-run was interrupted by SIGINT, SIGTERM or SIGHUP
-  2        bad usage; nothing was started
+  2        bad usage or an invalid ONESIDE_* setting; nothing was started
   127      a rank could not be started
   3        a rank exited with status 0 without closing the oneside runtime it opened
   1        oneside-run itself failed (e.g. shared memory could not be created)

@@ -33,13 +33,9 @@ struct launch_options {
   std::string dump_job;                        // --dump [JOB]: a job id or launcher pid, or empty
 };
 
-// Largest -n accepted: far beyond any node, small enough that nothing overflows.
-inline constexpr int max_ranks = 65536;
-// Largest --timeout accepted, in seconds (about 30 years).
-inline constexpr std::int64_t max_timeout_s = 1'000'000'000;
-
-// Parses argv[1..]. --help, --version, --settings and --dump win over everything after them; for
-// `run`, -n and the program are required. Throws usage_error.
+// Parses argv[1..]. -n and --timeout take the ranges of ONESIDE_SIZE and ONESIDE_TIMEOUT. --help,
+// --version, --settings and --dump win over everything after them; for `run`, -n and the
+// program are required. Throws usage_error.
 launch_options parse_command_line(std::span<const char* const> args);
 
 // The text of --help.

@@ -4,11 +4,15 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
+#include <dirent.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <mutex>
-#include <pthread.h>
 #include <sched.h>
 #include <span>
 #include <string>
@@ -61,51 +65,94 @@ thread_local bool t_runtime_thread = false;
 constexpr std::int64_t describe_after_ns = 1'000'000'000;  // a wait this long is described
 constexpr std::int64_t describe_every_ns = 1'000'000'000;  // and described again this often
 constexpr std::int64_t judge_every_ns = 200'000'000;       // how often quiet is judged
-// The rank's other threads count as computing while they use at least this share of one core
-// (a thread that only waits and wakes every millisecond uses well under 1%).
-constexpr std::int64_t busy_cpu_percent = 20;
 
 wait_record g_own_record;
 std::atomic<wait_record*> g_record{&g_own_record};
 std::atomic<bool> g_launcher_judges{false};
 std::atomic<std::int64_t> g_hang_timeout_ns{0};
 
-// CPU clocks of the runtime's own threads (agent, MPI progress thread): their time is not the
-// program's computing.
-std::mutex g_runtime_clocks_mutex;
-std::vector<clockid_t> g_runtime_clocks;
+std::int32_t this_thread_id() noexcept {
+  static thread_local const auto tid = static_cast<std::int32_t>(::gettid());
+  return tid;
+}
 
-struct runtime_clock_entry {
-  clockid_t clock{};
-  bool registered = false;
-  ~runtime_clock_entry() {
-    if (!registered) return;
-    std::lock_guard lock(g_runtime_clocks_mutex);
-    std::erase(g_runtime_clocks, clock);
+// Threads that do not compute for the program: the runtime's own (agent, MPI progress thread)
+// and those in a long wait. Thread ids, 0 for a free entry; lock-free (waits add and remove
+// themselves). A thread that finds the table full is simply not listed.
+constexpr std::size_t max_idle_threads = 256;
+std::atomic<std::int32_t> g_idle_threads[max_idle_threads];
+
+int list_idle_thread(std::int32_t tid) noexcept {
+  for (std::size_t i = 0; i < max_idle_threads; ++i) {
+    std::int32_t free = 0;
+    if (g_idle_threads[i].compare_exchange_strong(free, tid, std::memory_order_relaxed)) {
+      return static_cast<int>(i);
+    }
   }
+  return -1;
+}
+
+void unlist_idle_thread(int index) noexcept {
+  if (index >= 0) g_idle_threads[index].store(0, std::memory_order_relaxed);
+}
+
+bool is_idle_thread(std::int32_t tid) noexcept {
+  for (const auto& t : g_idle_threads) {
+    if (t.load(std::memory_order_relaxed) == tid) return true;
+  }
+  return false;
+}
+
+// A runtime thread stays listed until it exits.
+struct runtime_thread_entry {
+  int index = -1;
+  ~runtime_thread_entry() { unlist_idle_thread(index); }
 };
-thread_local runtime_clock_entry t_runtime_clock;
+thread_local runtime_thread_entry t_runtime_entry;
 
-std::int64_t cpu_ns(clockid_t clock) noexcept {
-  timespec ts{};
-  if (::clock_gettime(clock, &ts) != 0) return 0;
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+// The scheduler state of thread `tid` of this process ('R' running or runnable, 'S' sleeping,
+// 'D' in uninterruptible I/O, …), or 0 when it is gone.
+char thread_state(const char* tid) noexcept {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%s/stat", tid);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[512];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* close_paren = std::strrchr(buf, ')');  // the name may hold spaces and parentheses
+  return close_paren != nullptr && close_paren[1] == ' ' ? close_paren[2] : 0;
 }
 
-// CPU time of the process's own threads, the runtime's threads' taken out.
-std::int64_t program_cpu_ns() noexcept {
-  std::int64_t t = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
-  std::lock_guard lock(g_runtime_clocks_mutex);
-  for (clockid_t c : g_runtime_clocks) t -= cpu_ns(c);
-  return t;
+// Whether some thread of the program (not the runtime's, not one waiting in oneside, not the
+// caller) computes now: runnable, or in uninterruptible I/O. A computing thread is runnable even
+// while the machine is too busy to run it, which a measure of CPU time would miss.
+bool program_computes() noexcept {
+  DIR* dir = ::opendir("/proc/self/task");
+  if (dir == nullptr) return false;
+  bool computes = false;
+  const std::int32_t self = this_thread_id();
+  while (const dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const auto tid = static_cast<std::int32_t>(std::atoi(e->d_name));
+    if (tid == self || is_idle_thread(tid)) continue;
+    const char state = thread_state(e->d_name);
+    if (state == 'R' || state == 'D') {
+      computes = true;
+      break;
+    }
+  }
+  ::closedir(dir);
+  return computes;
 }
 
-// The judge of quiet: one waiting thread at a time samples progress and CPU.
+// The judge of quiet: one waiting thread at a time looks at progress and the program's threads.
 struct quiet_judge {
   std::atomic_flag busy;
   std::atomic<bool> restart{true};
   std::int64_t last_ns = 0;
-  std::int64_t last_cpu = 0;
   std::uint64_t last_progress = 0;
   std::int64_t quiet_from = 0;
 };
@@ -116,16 +163,11 @@ void judge_quiet(wait_record& rec, std::int64_t now) noexcept {
   const std::uint64_t progress = rec.progress.load(std::memory_order_relaxed);
   if (g_judge.restart.exchange(false, std::memory_order_relaxed)) {
     g_judge.last_ns = now;
-    g_judge.last_cpu = program_cpu_ns();
     g_judge.last_progress = progress;
     g_judge.quiet_from = now;
   } else if (now - g_judge.last_ns >= judge_every_ns) {
-    const std::int64_t cpu = program_cpu_ns();
-    const bool busy = progress != g_judge.last_progress ||
-                      (cpu - g_judge.last_cpu) * 100 >= (now - g_judge.last_ns) * busy_cpu_percent;
-    if (busy) g_judge.quiet_from = now;
+    if (progress != g_judge.last_progress || program_computes()) g_judge.quiet_from = now;
     g_judge.last_ns = now;
-    g_judge.last_cpu = cpu;
     g_judge.last_progress = progress;
     rec.quiet_since_ns.store(g_judge.quiet_from, std::memory_order_relaxed);
   }
@@ -176,11 +218,6 @@ void write_slot(waiter_slot& slot, std::string_view text, std::int64_t since_ns)
   slot.seq.store(seq + 2, std::memory_order_release);
 }
 
-std::int32_t this_thread_id() noexcept {
-  static thread_local const auto tid = static_cast<std::int32_t>(::gettid());
-  return tid;
-}
-
 // A process that nobody watches (no launcher) and that has been quiet for the hang timeout:
 // say what it waits for and end it (ONESIDE_HANG_TIMEOUT).
 [[noreturn]] void end_hung_process(wait_record& rec, std::int64_t quiet_ns) noexcept {
@@ -225,12 +262,7 @@ long membarrier(int cmd) noexcept {
 
 void mark_runtime_thread() noexcept {
   t_runtime_thread = true;
-  clockid_t clock{};
-  if (t_runtime_clock.registered || ::pthread_getcpuclockid(::pthread_self(), &clock) != 0) return;
-  std::lock_guard lock(g_runtime_clocks_mutex);
-  g_runtime_clocks.push_back(clock);
-  t_runtime_clock.clock = clock;
-  t_runtime_clock.registered = true;
+  if (t_runtime_entry.index < 0) t_runtime_entry.index = list_idle_thread(this_thread_id());
 }
 
 void set_wait_record(wait_record* record, bool launcher_judges) noexcept {
@@ -405,6 +437,7 @@ void backoff::watch_step() noexcept {
       rec->waiting.fetch_sub(1, std::memory_order_relaxed);
     }
     watched_ = true;
+    idle_index_ = list_idle_thread(this_thread_id());
   }
   wait_record& rec = *record_;
   if (now - start_ns_ >= describe_after_ns && now - described_ns_ >= describe_every_ns) {
@@ -436,6 +469,7 @@ void backoff::watch_step() noexcept {
 }
 
 void backoff::end_watch() noexcept {
+  unlist_idle_thread(idle_index_);
   wait_record& rec = *record_;
   if (slot_ >= 0) {
     write_slot(rec.slots[slot_], {}, 0);

@@ -18,6 +18,16 @@ using oneside::detail::setting_bool;
 using oneside::detail::setting_int;
 using oneside::detail::setting_string;
 
+std::string build_problem() {
+#if ONESIDE_HAVE_MPI
+  return {};
+#else
+  const std::string choice = setting_string("ONESIDE_TRANSPORT");
+  if (choice != "mpi") return {};
+  return "ONESIDE_TRANSPORT='" + choice + "' needs a oneside built with ONESIDE_WITH_MPI";
+#endif
+}
+
 transport_plan plan_transport(const oneside::detail::bootstrap& boot, bool oversubscribed) {
   const std::string choice = setting_string("ONESIDE_TRANSPORT");
   // A network backend between nodes when an MPI launcher started the job, unless shm is asked

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "transport/runtime_backend.hpp"
 #include "transport/shm/shm_transport.hpp"
@@ -32,6 +33,10 @@ struct transport_plan {
   // while someone polls it.
   bool waits_progress() const noexcept { return network; }
 };
+
+// What this build lacks for the transport the settings ask for ("ONESIDE_TRANSPORT='mpi' needs a
+// oneside built with ONESIDE_WITH_MPI"), or an empty string. Reads only the settings.
+std::string build_problem();
 
 // Reads and checks the transport's settings for a job joined through `boot` (error(arg) for
 // a choice this job or this build cannot honour). Nothing is made yet.

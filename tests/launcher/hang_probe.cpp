@@ -1,7 +1,7 @@
 // hang_probe: the rank program of the hang-diagnosis tests (hang_test.cpp). Every rank opens
 // the runtime, rank 0 prints "job <id>" on stdout, then all do what the first argument says:
-//   lock-cycle        rank 0 takes the exclusive lock of its own window memory, puts, and
-//                     enters a barrier; the others want the same lock: a hang
+//   lock-cycle        rank 0 takes the exclusive lock of its own window memory and puts;
+//                     after a barrier it enters another, while the others want the lock
 //   fence-vs-barrier  rank 0 calls window::fence, the others barrier(world): a hang
 //   flag              every rank waits on a local word that nobody sets: a hang
 //   compute S         rank 0 computes (no wait) for S seconds, then barrier: no hang
@@ -58,9 +58,11 @@ int main(int argc, char** argv) {
       w.lock(rma::lock_type::exclusive, 0);
       w.put(std::span<const long>(&one, 1), 0, 0);
       w.flush(0);
+      oneside::barrier(world);  // rank 0 holds the lock
       oneside::barrier(world);  // the others never come: they wait for the lock
       w.unlock(0);
     } else {
+      oneside::barrier(world);
       w.lock(rma::lock_type::exclusive, 0);
       w.put(std::span<const long>(&one, 1), 0, 0);
       w.unlock(0);

@@ -237,15 +237,23 @@ bool wait_for_records(const std::string& dir, int n, std::chrono::seconds limit)
   return true;
 }
 
-std::vector<std::string> job_shm_objects(const std::string& job) {
+namespace {
+std::vector<std::string> shm_objects_starting(const std::string& prefix) {
   std::vector<std::string> out;
-  std::string prefix = "oneside.";
-  prefix.append(job).append(".");
   for (const fs::directory_entry& e : fs::directory_iterator("/dev/shm")) {
     const std::string name = e.path().filename().string();
     if (name.starts_with(prefix)) out.push_back(name);
   }
   return out;
+}
+}  // namespace
+
+std::vector<std::string> job_shm_objects(const std::string& job) {
+  return shm_objects_starting(cat("oneside.", job, "."));
+}
+
+std::vector<std::string> shm_objects_of_process(pid_t pid) {
+  return shm_objects_starting(cat("oneside.", std::to_string(pid), "-"));
 }
 
 bool process_gone(pid_t pid) {

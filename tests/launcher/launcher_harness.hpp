@@ -105,6 +105,9 @@ bool wait_for_records(const std::string& dir, int n, std::chrono::seconds limit)
 
 // Names in /dev/shm that belong to job `job` ("oneside.<job>.*").
 std::vector<std::string> job_shm_objects(const std::string& job);
+// Names in /dev/shm of any job that process `pid` made (job ids start with the pid of the
+// launcher or of a process that opened the runtime alone: "oneside.<pid>-*").
+std::vector<std::string> shm_objects_of_process(pid_t pid);
 // Whether process `pid` no longer exists. A zombie child of ours is reaped first (the tests
 // make this process a child subreaper, so orphaned ranks and their children end up here).
 bool process_gone(pid_t pid);

@@ -2,7 +2,8 @@
 // rank program and checks the exit status, the one line that explains a failure, that no
 // rank (or anything a rank forked) survives the job, and that nothing of the job is left in
 // /dev/shm — after a normal run, a failing rank, a crash, a kill -9, a timeout, an interrupt
-// and a killed launcher. Also: bad usage, --help/--version/--settings, --tag-output, binding.
+// and a killed launcher. Also: bad usage, bad settings (every setting's bad values through
+// the launcher and at a bare program's open), --help/--version/--settings, --tag-output, binding.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <oneside/runtime/version.hpp>
 
 #include "launcher_harness.hpp"
+#include "runtime/settings.hpp"
 #include "topology/binding.hpp"
 #include "transport/shm/shm_object.hpp"
 
@@ -389,6 +391,8 @@ TEST_F(Launcher, BadUsageExitsWithStatusTwoBeforeStartingAnything) {
       {{"-n", "2", "--bind-to", "socket", p}, "--bind-to 'socket'"},
       {{"-n", "2", "--timeout", "soon", p}, "--timeout 'soon'"},
       {{"-n", "2", "--timeout", "-1", p}, "--timeout '-1'"},
+      {{"-n", "2", "--timeout", "1000000001", p}, "from 0 to 1000000000"},
+      {{"-n", "65537", p}, "from 1 to 65536"},
       {{"-n", "2", "--tag-output=yes", p}, "takes no value"},
   };
   for (const usage_case& c : cases) {
@@ -405,15 +409,240 @@ TEST_F(Launcher, BadUsageExitsWithStatusTwoBeforeStartingAnything) {
   EXPECT_TRUE(read_records(rec.path()).empty()) << "a rank was started despite bad usage";
 }
 
-TEST_F(Launcher, BadSettingsExitWithStatusTwo) {
-  const std::vector<std::pair<std::string, std::string>> bad = {
-      {"ONESIDE_TIMEOUT", "soon"}, {"ONESIDE_BIND_TO", "socket"}, {"ONESIDE_KILL_GRACE_MS", "x"}};
-  for (const auto& setting : bad) {
-    const run_result r = run_launcher(with_record({"-n", "1"}, {}), {setting});
+// --- Settings (issue 18, item 6) -----------------------------------------------------------
+
+// Bad values of `s`, one of each kind it can have: out of range on either side, malformed,
+// an unknown unit, not a boolean, not one of the choices.
+std::vector<std::string> bad_values(const setting_info& s) {
+  switch (s.type) {
+    case setting_type::integer:
+    case setting_type::size: {
+      const auto [low, high] = detail::setting_limits(s.name);
+      std::vector<std::string> v{std::to_string(high + 1), "12x", "-1", ""};
+      if (low > 0) v.push_back(std::to_string(low - 1));
+      if (s.type == setting_type::size) v.emplace_back("4Q");
+      return v;
+    }
+    case setting_type::boolean:
+      return {"maybe"};
+    case setting_type::choice:
+      return {"bogus"};
+    case setting_type::string:
+      break;
+  }
+  return {};
+}
+
+struct bad_setting {
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string name;   // the setting the one line must name
+  std::string valid;  // and what it must say is valid
+};
+
+// Every setting a user sets, with each of its bad values.
+std::vector<bad_setting> bad_user_settings() {
+  std::vector<bad_setting> out;
+  for (const setting_info& s : all_settings()) {
+    if (s.set_by_launcher) continue;
+    for (const std::string& v : bad_values(s)) {
+      out.push_back({{{std::string(s.name), v}}, std::string(s.name), valid_values(s)});
+    }
+  }
+  return out;
+}
+
+std::string shown(const std::vector<std::pair<std::string, std::string>>& env) {
+  std::string s;
+  for (const auto& [k, v] : env) s.append(k).append("='").append(v).append("' ");
+  return s;
+}
+
+// Through oneside-run: status 2, one line naming the setting and its valid values (and the
+// pointer to --settings), no rank started, no shared memory created.
+TEST_F(Launcher, EveryBadSettingStopsTheLauncherBeforeAnythingStarts) {
+  const std::vector<bad_setting> cases = bad_user_settings();
+  ASSERT_GT(cases.size(), 60U);
+  for (const bad_setting& c : cases) {
+    std::vector<std::string> argv = with_record({"-n", "2"}, {"--runtime"});
+    argv.insert(argv.begin(), launcher_path());
+    process_run p(argv, c.env);
+    const pid_t launcher = p.pid();
+    const run_result r = p.wait();
+    EXPECT_EQ(r.exit_code, 2) << shown(c.env) << "\n" << r.err;
+    const std::vector<std::string> lines = lines_starting(r.err, "oneside-run: ");
+    ASSERT_EQ(lines.size(), 1U) << shown(c.env) << "\n" << r.err;
+    EXPECT_TRUE(contains(lines[0], c.name)) << lines[0];
+    EXPECT_TRUE(contains(lines[0], c.valid)) << lines[0];
+    EXPECT_EQ(lines_of(r.err).size(), 2U) << r.err;
+    EXPECT_TRUE(contains(r.err, "--settings")) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(shm_objects_of_process(launcher), std::vector<std::string>{}) << shown(c.env);
+  }
+  EXPECT_TRUE(read_records(dir_.path()).empty()) << "a rank was started despite bad settings";
+}
+
+// The launcher-to-rank variables by hand, as a program started without oneside-run would see
+// them (ONESIDE_JOB_ID makes the runtime join a launcher's job).
+std::vector<bad_setting> bad_protocol_settings() {
+  const std::vector<std::pair<std::string, std::string>> good = {
+      {"ONESIDE_JOB_ID", "123-abc"}, {"ONESIDE_RANK", "1"},       {"ONESIDE_SIZE", "2"},
+      {"ONESIDE_LOCAL_RANK", "1"},   {"ONESIDE_LOCAL_SIZE", "2"}, {"ONESIDE_BINDING", "none"}};
+  auto with = [&](const std::string& name, const std::string& value) {
+    auto env = good;
+    for (auto& [k, v] : env) {
+      if (k == name) v = value;
+    }
+    return env;
+  };
+  auto without = [&](const std::string& name) {
+    auto env = good;
+    std::erase_if(env, [&](const auto& kv) { return kv.first == name; });
+    return env;
+  };
+  return {
+      {with("ONESIDE_JOB_ID", "../etc"), "ONESIDE_JOB_ID", "do not set them by hand"},
+      {with("ONESIDE_RANK", "one"), "ONESIDE_RANK", "0 to 65535"},
+      {with("ONESIDE_RANK", "2"), "ONESIDE_RANK=2", "ONESIDE_SIZE=2"},
+      {with("ONESIDE_SIZE", "0"), "ONESIDE_SIZE", "1 to 65536"},
+      {with("ONESIDE_LOCAL_SIZE", "3"), "ONESIDE_LOCAL_SIZE=3", "ONESIDE_SIZE=2"},
+      {with("ONESIDE_BINDING", "socket"), "ONESIDE_BINDING", "core|numa|none"},
+      {without("ONESIDE_SIZE"), "ONESIDE_JOB_ID is set without ONESIDE_SIZE",
+       "do not set them by hand"},
+  };
+}
+
+// A program started bare (or by mpirun) checks the same at the runtime's open: status 2 and
+// one line, no "terminate called" abort, no shared memory.
+TEST_F(Launcher, EveryBadSettingStopsABareProgramAtTheOpen) {
+  std::vector<bad_setting> cases = bad_user_settings();
+  for (bad_setting& c : bad_protocol_settings()) cases.push_back(std::move(c));
+  for (const bad_setting& c : cases) {
+    process_run p({probe_path(), "--runtime"}, c.env);
+    const pid_t program = p.pid();
+    const run_result r = p.wait();
+    EXPECT_EQ(r.exit_code, 2) << shown(c.env) << "\n" << r.err;
+    const std::vector<std::string> lines = lines_of(r.err);
+    ASSERT_EQ(lines.size(), 1U) << shown(c.env) << "\n" << r.err;
+    EXPECT_TRUE(lines[0].starts_with("oneside: ")) << lines[0];
+    EXPECT_TRUE(contains(lines[0], c.name)) << lines[0];
+    EXPECT_TRUE(contains(lines[0], c.valid)) << lines[0];
+    EXPECT_FALSE(contains(r.err, "terminate called")) << r.err;
+    EXPECT_EQ(shm_objects_of_process(program), std::vector<std::string>{}) << shown(c.env);
+  }
+}
+
+// The three cases of the issue: an abort of every rank, an unbounded allocation, a crash at
+// close. Each is now refused with one line, through the launcher and at a bare open.
+TEST_F(Launcher, TheIssuesBadSettingsAreRefused) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"ONESIDE_TRANSPORT", "foo"},
+      {"ONESIDE_AM_SLOTS", "100000000"},
+      {"ONESIDE_TASK_THREADS", "100000"}};
+  for (const auto& setting : cases) {
+    const run_result launched = run_launcher(with_record({"-n", "2"}, {"--runtime"}), {setting});
+    EXPECT_EQ(launched.exit_code, 2) << setting.first << "\n" << launched.err;
+    expect_one_launcher_line(launched, setting.first);
+    process_run bare({probe_path(), "--runtime"}, {setting});
+    const run_result r = bare.wait();
     EXPECT_EQ(r.exit_code, 2) << setting.first << "\n" << r.err;
+    EXPECT_EQ(lines_of(r.err).size(), 1U) << r.err;
     EXPECT_TRUE(contains(r.err, setting.first)) << r.err;
   }
   EXPECT_TRUE(read_records(dir_.path()).empty());
+}
+
+// All problems are reported, one line each, not only the first.
+TEST_F(Launcher, EveryProblemOfTheEnvironmentIsReported) {
+  const run_result r =
+      run_launcher(with_record({"-n", "2"}, {"--runtime"}), {{"ONESIDE_AM_SLOTS", "1"},
+                                                             {"ONESIDE_TRANSPORT", "foo"},
+                                                             {"ONESIDE_AM_SLOT_BYTES", "16M"},
+                                                             {"ONESIDE_COLL_SLOTS", "64"},
+                                                             {"ONESIDE_COLL_SLOT_BYTES", "64M"},
+                                                             {"ONESIDE_TIMOUT", "5"}});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const std::vector<std::string> lines = lines_starting(r.err, "oneside-run: ");
+  ASSERT_EQ(lines.size(), 4U) << r.err;
+  // In the registry's order, then the combinations, then unknown names.
+  EXPECT_TRUE(contains(lines[0], "ONESIDE_TRANSPORT='foo' is not one of auto|shm|mpi"));
+  EXPECT_TRUE(contains(lines[1], "ONESIDE_AM_SLOTS='1' is out of range; valid: 2 to 65536"));
+  EXPECT_TRUE(contains(lines[2], "ONESIDE_COLL_SLOTS=64 times ONESIDE_COLL_SLOT_BYTES=64M"))
+      << lines[2];
+  EXPECT_TRUE(contains(lines[3],
+                       "ONESIDE_TIMOUT is not a oneside setting; did you mean "
+                       "ONESIDE_TIMEOUT?"))
+      << lines[3];
+  EXPECT_TRUE(read_records(dir_.path()).empty());
+}
+
+// A misspelt setting is an error with a suggestion, through the launcher and at the open; an
+// unknown name far from every setting is a warning, and the job runs.
+TEST_F(Launcher, MisspeltSettingsAreErrorsAndOtherNamesWarnings) {
+  const std::vector<std::pair<std::string, std::string>> misspelt = {
+      {"ONESIDE_AM_SLOT", "ONESIDE_AM_SLOTS"},
+      {"ONESIDE_KILL_GRACE", "ONESIDE_KILL_GRACE_MS"},
+      {"oneside_transport", "ONESIDE_TRANSPORT"},
+      {"ONESDIE_TASK_THREADS", "ONESIDE_TASK_THREADS"},
+      {"ONESIDE_WAIT_SPIN_US", "ONESIDE_WAIT_SPIN_NS"}};
+  for (const auto& [name, meant] : misspelt) {
+    const std::string line = cat(name, " is not a oneside setting; did you mean ", meant, "?");
+    const run_result r = run_launcher(with_record({"-n", "1"}, {}), {{name, "1"}});
+    EXPECT_EQ(r.exit_code, 2) << name << "\n" << r.err;
+    expect_one_launcher_line(r, line);
+    process_run bare({probe_path(), "--runtime"}, {{name, "1"}});
+    const run_result b = bare.wait();
+    EXPECT_EQ(b.exit_code, 2) << name << "\n" << b.err;
+    EXPECT_EQ(b.err, cat("oneside: ", line, "\n"));
+  }
+  EXPECT_TRUE(read_records(dir_.path()).empty());
+
+  const std::string warning = "ONESIDE_FROBNICATE is not a oneside setting and is ignored";
+  const run_result r =
+      run_launcher(with_record({"-n", "2"}, {"--runtime"}), {{"ONESIDE_FROBNICATE", "1"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  expect_one_launcher_line(r, cat("warning: ", warning));
+  expect_job_cleaned_up(records(2));
+  process_run bare({probe_path(), "--runtime"}, {{"ONESIDE_FROBNICATE", "1"}});
+  const run_result b = bare.wait();
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_TRUE(contains(b.err, cat("oneside: warning: ", warning))) << b.err;
+}
+
+// Launcher-to-rank variables set by hand for oneside-run are replaced, and the user is told.
+TEST_F(Launcher, LauncherVariablesSetByHandAreReplacedWithAWarning) {
+  const run_result r = run_launcher(with_record({"-n", "2"}, {"--runtime"}),
+                                    {{"ONESIDE_SIZE", "8"}, {"ONESIDE_RANK", "5"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err,
+                       "oneside-run: warning: ONESIDE_RANK='5' is ignored: oneside-run "
+                       "sets it for each rank\n"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err,
+                       "oneside-run: warning: ONESIDE_SIZE='8' is ignored: oneside-run "
+                       "sets it for each rank (use -n)\n"))
+      << r.err;
+  const auto recs = records(2);
+  for (const auto& [rank, rec] : recs) EXPECT_EQ(rec.size, 2);
+  expect_job_cleaned_up(recs);
+}
+
+TEST_F(Launcher, SettingsFlagsInvalidValuesAndUnknownNames) {
+  const run_result r = run_launcher(
+      {"--settings"}, {{"ONESIDE_AM_SLOTS", "0"}, {"ONESIDE_AM_SLOT", "1"}, {"ONESIDE_ZZZ", "1"}});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(contains(r.out,
+                       "current: 0 (from the environment)  INVALID: ONESIDE_AM_SLOTS='0' "
+                       "is out of range; valid: 2 to 65536\n"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "  error: ONESIDE_AM_SLOTS='0' is out of range")) << r.out;
+  EXPECT_TRUE(contains(r.out,
+                       "  error: ONESIDE_AM_SLOT is not a oneside setting; did you mean "
+                       "ONESIDE_AM_SLOTS?\n"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "  warning: ONESIDE_ZZZ is not a oneside setting")) << r.out;
+  // Warnings alone do not fail it.
+  const run_result w = run_launcher({"--settings"}, {{"ONESIDE_ZZZ", "1"}});
+  EXPECT_EQ(w.exit_code, 0) << w.err;
 }
 
 TEST_F(Launcher, HelpListsEveryOption) {
@@ -441,6 +670,8 @@ TEST_F(Launcher, SettingsListsTheWholeRegistry) {
     EXPECT_TRUE(contains(r.out, std::string(s.meaning))) << s.name;
   }
   EXPECT_TRUE(contains(r.out, "current: 7 (from the environment)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "default: 256   valid: 2 to 65536\n")) << r.out;
+  EXPECT_FALSE(contains(r.out, "INVALID")) << r.out;
 }
 
 // --- Output ----------------------------------------------------------------------------------

@@ -9,9 +9,15 @@ namespace oneside {
 
 class runtime {
  public:
-  // Collective open. Throws error(arg) if a runtime is already open in this process (that one
-  // stays open) or an ONESIDE_* setting is malformed or unusable (the message names it), and
-  // error(intern) if the job cannot be joined (e.g. the launcher's job is gone).
+  // Collective open. First checks every ONESIDE_* variable of the environment against the
+  // settings registry, before anything is created: an invalid value, a misspelt setting name or
+  // launcher variables that describe no rank end the process with exit status 2 after one line
+  // per problem on stderr ("oneside: ONESIDE_AM_SLOTS='0' is out of range; valid: 2 to 65536";
+  // under an MPI launcher from its rank 0 only), as oneside-run does before it starts a job.
+  // Other unknown ONESIDE_* names are a warning. Throws error(arg) if a runtime is already open
+  // in this process (that one stays open) or a setting cannot serve this job (the message
+  // names it, e.g. ONESIDE_TRANSPORT=shm across nodes), and error(intern) if the job cannot be
+  // joined (e.g. the launcher's job is gone).
   runtime();
   runtime(int argc, char** argv);
   runtime(const runtime&) = delete;

@@ -214,6 +214,7 @@ class backoff {
   bool watched_ = false;
   struct wait_record* record_ = nullptr;  // the record it counts itself in
   int slot_ = -1;                         // the description slot this thread holds, or -1
+  int idle_index_ = -1;                   // its entry among the threads that do not compute, or -1
   std::int64_t described_ns_ = 0;         // when it last described its wait
   wait_policy policy_;
   phase phase_ = phase::spin;

@@ -147,6 +147,7 @@ void mpi::park_while_busy() noexcept {
 
 void mpi::progress_main() noexcept {
   ::pthread_setname_np(::pthread_self(), "oneside-mpi");
+  oneside::detail::mark_runtime_thread();
   ::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // short sleeps really are short
   std::int64_t idle_since = now_ns();
   std::int64_t sleep_ns = 1000;
