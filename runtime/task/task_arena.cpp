@@ -20,10 +20,12 @@ struct arena_impl::state {
   // Enqueued work (async) needs a worker thread: a thread waiting on a future does not enter
   // the arena. So no slot is reserved for application threads (their execute() waits for a
   // free slot or runs as a task there), and TBB may start one worker even where it would
-  // start none (a rank bound to one core: TBB sizes its pool by the affinity mask).
+  // start none (a rank bound to one core: TBB sizes its pool by the affinity mask). The limit
+  // counts the thread that sets it besides the workers: `threads` workers need threads + 1
+  // (with `threads`, TBB warned on every start that it ignores the request for its last worker).
   explicit state(int threads)
       : workers(oneapi::tbb::global_control::max_allowed_parallelism,
-                static_cast<std::size_t>(std::max(2, threads))),
+                static_cast<std::size_t>(threads) + 1),
         arena(threads, 0) {}
   oneapi::tbb::global_control workers;
   oneapi::tbb::task_arena arena;
