@@ -12,6 +12,27 @@
 #                                         ONESIDE_TEST_MPI=ON, which needs ONESIDE_WITH_MPI)
 #       NO_REMOTE drops both (tests of the shm transport or the launcher themselves).
 set(ONESIDE_DEFAULT_RANKS 1 2 3 4 8)
+# The subset the sanitizer workflows of CI run (label "sanitize"; presets asan-ubsan-ci and
+# tsan-ci build only the target oneside_sanitize_subset, tests/CMakeLists.txt): every layer, on
+# the load/store and the network-shaped paths, the waiting primitive, futures, the heap and the
+# launcher's hang diagnosis; small enough that both sanitizer builds and runs fit CI's budget.
+set(ONESIDE_SANITIZE_TESTS
+    unit.wait unit.future
+    runtime.transport.np2.shm runtime.transport.np3.remote runtime.collectives.np3.shm
+    runtime.team.np3.shm
+    rma.communication.np3.shm rma.communication.np2.remote rma.atomicity.np3.shm
+    rma.request.np2.shm rma.pscw.np3.shm rma.passive_progress.np2.shm
+    pgas.communication.np3.shm pgas.communication.np2.remote pgas.atomic.np3.shm
+    pgas.signal.np2.shm pgas.heap.np3.shm
+    launcher.hang)
+
+# Adds the label "sanitize" to test `name` when it is one of ONESIDE_SANITIZE_TESTS (call it
+# where the test is defined).
+function(oneside_mark_sanitize name)
+  if(name IN_LIST ONESIDE_SANITIZE_TESTS)
+    set_property(TEST ${name} APPEND PROPERTY LABELS sanitize)
+  endif()
+endfunction()
 set(ONESIDE_REMOTE_RANKS 2 3)
 set(ONESIDE_MPI_RANKS 2 3 4)
 # The network path on one machine (Open MPI 4.1): TCP byte transfer and osc ucx over UCX's TCP
@@ -41,6 +62,7 @@ function(oneside_add_unit_test)
   oneside_set_warnings(${target})
   add_test(NAME ${A_NAME} COMMAND ${target})
   set_tests_properties(${A_NAME} PROPERTIES TIMEOUT ${A_TIMEOUT} LABELS "unit;${A_LABELS}")
+  oneside_mark_sanitize(${A_NAME})
 endfunction()
 
 function(oneside_add_rank_test)
@@ -68,6 +90,7 @@ function(oneside_add_rank_test)
                          TIMEOUT ${ctest_timeout} PROCESSORS ${procs}
                          ENVIRONMENT "ONESIDE_TRANSPORT=shm;${ONESIDE_TEST_HANG_ENV}"
                          LABELS "ranks;${A_LABELS}")
+    oneside_mark_sanitize(${test_name})
   endforeach()
   if(A_NO_REMOTE)
     return()
@@ -80,6 +103,7 @@ function(oneside_add_rank_test)
                          TIMEOUT ${ctest_timeout} PROCESSORS 2
                          ENVIRONMENT "ONESIDE_TRANSPORT=shm;ONESIDE_SHM_LOAD_STORE=0;${ONESIDE_TEST_HANG_ENV}"
                          LABELS "ranks;remote;${A_LABELS}")
+    oneside_mark_sanitize(${test_name})
   endforeach()
   if(NOT ONESIDE_TEST_MPI)
     return()
