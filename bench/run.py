@@ -67,6 +67,9 @@ GROUPS = {
                      "^mpi_rma_[a-z_]+/allocate/"),
     "rma_dynamic": ("^rma_[a-z_]+/dynamic/", "^mpi_rma_[a-z_]+/dynamic/"),
     "rma_create": ("^rma_[a-z_]+/create/", "^mpi_rma_[a-z_]+/create/"),
+    # fetch_and_op on dynamic windows over user memory next to an allocate window, in one
+    # process (issue 18): no MPI peer.
+    "rma_attached": ("^rma_attached_", None),
     # Window synchronization with empty epochs (micro/sync_bench.cpp), its MPI process on
     # --mpi-osc (sm by default: the benches use MPI_Win_allocate windows).
     "sync": ("^rma_sync_", "^mpi_rma_sync_"),
@@ -146,6 +149,13 @@ RMA_RATE = ("put rate 8 B", "rma_put_rate/{k}/8")
 RMA_SMALL = tuple(x for x in RMA_LATENCIES if not x[1].endswith("/1024"))
 RMA_IN_FLIGHT = 64
 RMA_ACC = 1024
+
+# The rma_attached family (micro/rma_bench.cpp, issue 18): fetch_and_op + flush on a
+# std::vector attached to a dynamic window, next to an allocate window in the same process.
+# Rows: (target label, target), (memory label, memory).
+ATTACHED_TARGETS = (("next rank", "next"), ("every rank on rank 0's element", "rank0"))
+ATTACHED_MEMORY = (("4 KiB attached (moved into shared memory)", "page"),
+                   ("64 B attached (the owner's agent)", "small"))
 
 # The benches of the sync family (the MPI peer is "mpi_" + name) and the target of each at
 # 2 ranks on their own cores, as a time ratio to Open MPI (osc/sm) in the same run. With more
@@ -929,7 +939,8 @@ class report:
     def has_rma(self, n: int) -> bool:
         return any(k[1] == n and k[0] == "oneside" and r.family.startswith("rma_")
                    and not r.family.startswith("rma_memcpy_bandwidth")
-                   and not r.family.startswith("rma_sync_") for k, r in self.r.items())
+                   and not r.family.startswith("rma_sync_")
+                   and not r.family.startswith("rma_attached_") for k, r in self.r.items())
 
     def rma_sizes(self, n: int, op: str) -> list[int]:
         return sorted({r.bytes for (s, k, _), r in self.r.items()
@@ -1408,6 +1419,35 @@ class report:
             self.out(row)
         self.out()
 
+    # ---- dynamic windows over user memory (the rma_attached family) -------------------------
+
+    def attached(self, n: int) -> None:
+        rows = []
+        for target_label, target in ATTACHED_TARGETS:
+            base = f"rma_attached_fetch_and_op/{target}/allocate"
+            if self.time("oneside", n, base) is None:
+                continue
+            for memory_label, memory in ATTACHED_MEMORY:
+                bench = f"rma_attached_fetch_and_op/{target}/{memory}"
+                p = self.paired(n, ("oneside", bench), ("oneside", base))
+                rows.append(f"| {target_label}, {memory_label} | "
+                            f"{fmt_time(self.time('oneside', n, bench))} | "
+                            f"{fmt_time(self.time('oneside', n, base))} | {fmt_pair(p)} | "
+                            f"{fmt_range(p)} |")
+        if not rows:
+            return
+        self.out("### Dynamic windows over user memory: fetch_and_op + flush (time per operation)")
+        self.out()
+        self.out("A std::vector attached to a dynamic window, next to an allocate window in the "
+                 "same process; ratios are attached / allocate (1: as fast as allocate).")
+        self.out()
+        self.out("| fetch_and_op int64 sum | attached | allocate | attached / allocate | "
+                 "range over runs |")
+        self.out("|---|---:|---:|---:|---:|")
+        for row in rows:
+            self.out(row)
+        self.out()
+
     # ---- the PGAS layer (the pgas family) and its OpenSHMEM peer ----------------------------
 
     def has_pgas(self, n: int) -> bool:
@@ -1691,6 +1731,7 @@ class report:
                 self.rma_bandwidth(n)
                 self.rma_shifted(n)
                 self.rma_scaling(n)
+            self.attached(n)
             self.sync(n)
             self.pgas_table(n)
 

@@ -22,6 +22,11 @@
 //   rma_{put,get}_bandwidth_shifted/allocate/N     the bandwidth bench with the destination
 //   rma_memcpy_bandwidth_shifted/N                 of the bytes 8 bytes past a page boundary
 //                                                  and the source on one (runtime/copy.hpp)
+//   rma_attached_fetch_and_op/T/M                  fetch_and_op + flush on a dynamic window
+//                                                  over a std::vector (M = page: 4 KiB,
+//                                                  small: 64 B) or an allocate window
+//                                                  (M = allocate), to the next rank or by
+//                                                  every rank to rank 0 (T = next, rank0)
 //
 // The scaling bench is timed as the span from the earliest rank's start to the latest rank's
 // end (lockstep.hpp, measure_span), so that ranks taking turns (on a lock, or on too few cores)
@@ -51,7 +56,8 @@ namespace rma = oneside::rma;
 using oneside::rank_t;
 using rma::disp_t;
 
-enum class window_kind { allocate, dynamic, create };
+// dynamic_user: a dynamic window over an attached std::vector (the attached_* benches only).
+enum class window_kind { allocate, dynamic, create, dynamic_user };
 constexpr std::array<window_kind, 3> window_kinds{window_kind::allocate, window_kind::dynamic,
                                                   window_kind::create};
 
@@ -63,6 +69,8 @@ std::string_view kind_name(window_kind k) {
       return "dynamic";
     case window_kind::create:
       return "create";
+    case window_kind::dynamic_user:
+      return "dynamic_user";
   }
   return "?";
 }
@@ -94,18 +102,18 @@ class bench_window {
         segment_(kind == window_kind::dynamic
                      ? oneside::transport::current().allocate_segment(bytes)
                      : oneside::transport::segment()),
-        user_(kind == window_kind::create ? bytes : 0),
+        user_(kind == window_kind::create || kind == window_kind::dynamic_user ? bytes : 0),
         local_(kind == window_kind::dynamic ? static_cast<std::byte*>(segment_.base())
                                             : user_.data()),
         win_(make_window(kind, local_, bytes)) {
     const oneside::team& w = oneside::world();
     next_ = (w.rank() + 1) % w.size();
     if (kind == window_kind::allocate) local_ = static_cast<std::byte*>(win_.base());
-    // Memory from oneside's own allocations (a transport segment), attached for the window's
-    // life.
-    if (kind == window_kind::dynamic) win_.attach(local_, bytes);
+    // Memory from oneside's own allocations (a transport segment), or the user's (a
+    // std::vector), attached for the window's life.
+    if (is_dynamic()) win_.attach(local_, bytes);
     std::memset(local_, 0, bytes);
-    if (kind == window_kind::dynamic) {
+    if (is_dynamic()) {
       bases_ = oneside::allgather(w, std::uint64_t{reinterpret_cast<std::uintptr_t>(local_)});
     }
     oneside::barrier(w);
@@ -126,7 +134,7 @@ class bench_window {
   bench_window& operator=(const bench_window&) = delete;
   ~bench_window() {
     win_.unlock_all();
-    if (kind_ == window_kind::dynamic) win_.detach(local_);
+    if (is_dynamic()) win_.detach(local_);
     win_.free();
   }
 
@@ -137,16 +145,20 @@ class bench_window {
   // The displacement of byte `offset` of `target`'s memory (disp_unit 1; for a dynamic
   // window, the absolute address in the target's address space).
   disp_t disp(rank_t target, std::size_t offset) const {
-    if (kind_ != window_kind::dynamic) return static_cast<disp_t>(offset);
+    if (!is_dynamic()) return static_cast<disp_t>(offset);
     return static_cast<disp_t>(bases_[static_cast<std::size_t>(target)] + offset);
   }
 
  private:
+  bool is_dynamic() const noexcept {
+    return kind_ == window_kind::dynamic || kind_ == window_kind::dynamic_user;
+  }
   static rma::window make_window(window_kind kind, std::byte* memory, std::size_t bytes) {
     switch (kind) {
       case window_kind::allocate:
         return rma::window::allocate(oneside::world(), bytes, 1);
       case window_kind::dynamic:
+      case window_kind::dynamic_user:
         return rma::window::create_dynamic(oneside::world());
       case window_kind::create:
         break;
@@ -157,7 +169,7 @@ class bench_window {
   window_kind kind_;
   std::size_t bytes_;
   oneside::transport::segment segment_;  // dynamic: the attached memory
-  std::vector<std::byte> user_;          // create: the user's memory
+  std::vector<std::byte> user_;          // create, dynamic_user: the user's memory
   std::byte* local_;                     // this rank's memory of the window
   rma::window win_;                      // after its memory: freed before the memory goes
   rank_t next_ = 0;
@@ -260,12 +272,18 @@ void memcpy_bandwidth(benchmark::State& state, std::size_t shift = 0) {
 
 // ---- atomics and accumulates --------------------------------------------------------------
 
-// A fetching int64 sum (fetch_and_op, get_accumulate) and flush, in a loop. Each rank's
-// element is changed by its previous rank alone, so every fetched value is predictable.
+// Which element the fetching benches change: the next rank's, which its previous rank alone
+// changes (every fetched value is predictable), or rank 0's, which every rank changes at once
+// (the final value is checked).
+enum class fetch_target { next, rank0 };
+
+// A fetching int64 sum (fetch_and_op, get_accumulate) and flush, in a loop, on a window of
+// `bytes` per rank.
 template <class Fetch>
-void fetching_sum(benchmark::State& state, window_kind kind, Fetch&& fetch, const char* wrong) {
-  bench_window bw(kind, small_window_bytes);
-  const rank_t t = bw.next();
+void fetching_sum(benchmark::State& state, window_kind kind, Fetch&& fetch, const char* wrong,
+                  std::size_t bytes = small_window_bytes, fetch_target to = fetch_target::next) {
+  bench_window bw(kind, bytes);
+  const rank_t t = to == fetch_target::next ? bw.next() : 0;
   const disp_t d = bw.disp(t, 0);
   const std::int64_t one = 1;
   std::int64_t old = -1;
@@ -277,8 +295,17 @@ void fetching_sum(benchmark::State& state, window_kind kind, Fetch&& fetch, cons
       bw.win().flush(t);
     }
     issued += k;
-    ok = ok && old == issued - 1;
+    ok = ok && (to == fetch_target::rank0 || old == issued - 1);
   });
+  if (to == fetch_target::rank0) {
+    const std::int64_t all = oneside::allreduce(oneside::world(), issued, oneside::op::sum);
+    if (oneside::world().rank() == 0) {
+      bw.win().sync();
+      std::int64_t v = 0;
+      std::memcpy(&v, bw.local(), sizeof v);
+      ok = v == all;
+    }
+  }
   report_wrong(state, ok, wrong);
   bench::count_bytes(state, 8);
 }
@@ -290,6 +317,19 @@ void fetch_and_op(benchmark::State& state, window_kind kind) {
         w.fetch_and_op(one, old, int64_type(), t, d, oneside::op::sum);
       },
       "fetch_and_op returned wrong values");
+}
+
+// fetch_and_op on a dynamic window over attached user memory (a std::vector of `bytes`: a
+// page, which node peers load and store once attach moved it into shared memory; or 64 bytes,
+// which stays with the owner's agent), next to the same on an allocate window (issue 18).
+void attached_fetch_and_op(benchmark::State& state, window_kind kind, std::size_t bytes,
+                           fetch_target to) {
+  fetching_sum(
+      state, kind,
+      [](rma::window& w, const std::int64_t* one, std::int64_t* old, rank_t t, disp_t d) {
+        w.fetch_and_op(one, old, int64_type(), t, d, oneside::op::sum);
+      },
+      "fetch_and_op returned wrong values", bytes, to);
 }
 
 void compare_and_swap(benchmark::State& state, window_kind kind) {
@@ -432,6 +472,22 @@ bool register_all() {
   add("rma_get_bandwidth_shifted/allocate", [](benchmark::State& s) {
     bandwidth<direction::get>(s, window_kind::allocate, bench::rma_shift);
   })->Apply(bench::rma_shifted_sizes);
+  // rma_attached_fetch_and_op/<target>/<memory>: the next rank, or every rank on rank 0's
+  // element at once; allocate (the baseline), page (4 KiB of a std::vector attached to a
+  // dynamic window), small (64 bytes of one). (Not /allocate/ in the middle: the rma_allocate
+  // family of bench/run.py would take the baseline too.)
+  for (const fetch_target to : {fetch_target::next, fetch_target::rank0}) {
+    const std::string name =
+        std::string("rma_attached_fetch_and_op/") + (to == fetch_target::next ? "next" : "rank0");
+    add(name + "/allocate", [to](benchmark::State& s) {
+      attached_fetch_and_op(s, window_kind::allocate, small_window_bytes, to);
+    });
+    add(name + "/page", [to](benchmark::State& s) {
+      attached_fetch_and_op(s, window_kind::dynamic_user, small_window_bytes, to);
+    });
+    add(name + "/small",
+        [to](benchmark::State& s) { attached_fetch_and_op(s, window_kind::dynamic_user, 64, to); });
+  }
   add("rma_add_scaling/one", [](benchmark::State& s) { add_scaling(s, false); });
   add("rma_add_scaling/all", [](benchmark::State& s) { add_scaling(s, true); });
   for (const window_kind k : window_kinds) {

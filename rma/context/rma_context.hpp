@@ -1,9 +1,11 @@
 // What the rma layer keeps per process (in the runtime's context, made by the first window):
 // the table of striped accumulate locks in exposed memory (ops/stripe_lock.hpp), the id of the
-// active-message handler that applies accumulates at their target, and the serial that
-// numbers windows.
+// active-message handler that applies accumulates at their target, the slots where targets'
+// agents put the old values of fetching operations, and the serial that numbers windows.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -27,7 +29,18 @@ class rma_context {
   // This process's windows (hang diagnosis; window_impl.hpp).
   const std::shared_ptr<window_registry>& windows() const noexcept { return windows_; }
 
+  // Where a target's agent puts the old values of a fetching operation it applies (at most
+  // fetch_slot_bytes): a slot of exposed memory, which the agents of node peers store to
+  // directly instead of by cross-memory attach (a system call and the kernel's access checks
+  // per operation). Null when every slot is taken (the caller then uses memory of its own).
+  static constexpr std::size_t fetch_slot_bytes = 256;
+  std::byte* take_fetch_slot() noexcept;
+  void give_fetch_slot(std::byte* slot) noexcept;
+
  private:
+  static constexpr std::size_t fetch_slots = 64;  // a bit each in fetch_free_
+  transport::segment fetch_slots_;
+  std::atomic<std::uint64_t> fetch_free_{~std::uint64_t{0}};
   transport::segment stripes_;
   transport::am_handler_id accumulate_handler_;
   std::uint64_t window_serial_ = 0;

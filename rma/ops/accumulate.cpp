@@ -185,8 +185,8 @@ void apply_direct(const acc_call& a, const resolved& r, const std::byte* src, st
 }
 
 // Ships the operation to the target's agent in messages of at most the transport's size.
-void apply_remote(const acc_call& a, const resolved& r, const std::byte* src, std::byte* old,
-                  transport::completion* done) {
+void apply_remote(const rma_context& state, const acc_call& a, const resolved& r,
+                  const std::byte* src, std::byte* old, transport::completion* done) {
   transport::backend& tp = transport::current();
   const datatype& tt = *a.target_type;
   const basic_type b = tt.basic();
@@ -208,7 +208,6 @@ void apply_remote(const acc_call& a, const resolved& r, const std::byte* src, st
   std::size_t sent = 0;  // elements shipped so far
   std::size_t i = 0;
   std::size_t within = 0;  // elements of runs[i] already shipped
-  const rma_context& state = rma_context::get(a.call);
   while (i < runs.size()) {
     // Fill one message with as many (pieces of) runs as fit.
     std::vector<element_run> chunk;
@@ -354,19 +353,32 @@ request run(window_impl& w, const acc_call& a, bool as_request) {
       src = packed.data();
     }
   }
-  // Old values: straight into the result buffer when it is a C array, else through a copy.
+  // Old values: straight into the result buffer when it is a C array and applied here, else
+  // through a copy: from the target's agent into a fetch slot when they fit one (exposed
+  // memory, which node peers' agents store to directly), else into memory of this call.
   const bool fetching = a.kind != acc_kind::accumulate;
+  const bool here = r.direct != nullptr && r.target->stripes != nullptr;
   std::vector<std::byte> old_copy;
   std::byte* old = nullptr;
+  rma_context& ctx = rma_context::get(a.call);
+  struct slot_guard {
+    rma_context& ctx;
+    std::byte* slot;
+    ~slot_guard() {
+      if (slot != nullptr) ctx.give_fetch_slot(slot);
+    }
+  } slot{ctx, fetching && !here && n * ext <= rma_context::fetch_slot_bytes ? ctx.take_fetch_slot()
+                                                                            : nullptr};
   if (fetching) {
     old = a.result;
-    if (!is_packed(*a.result_type, a.result_count) || r.direct == nullptr ||
-        r.target->stripes == nullptr) {
+    if (slot.slot != nullptr) {
+      old = slot.slot;
+    } else if (!is_packed(*a.result_type, a.result_count) || !here) {
       old_copy.resize(n * ext);
       old = old_copy.data();
     }
   }
-  if (r.direct != nullptr && r.target->stripes != nullptr) {
+  if (here) {
     order_after_agent(w, *r.target);
     apply_direct(a, r, src, old);
   } else {
@@ -374,7 +386,7 @@ request run(window_impl& w, const acc_call& a, bool as_request) {
     // target's help); the others are complete locally once sent (payloads are copied) and
     // remotely at the next flush or unlock.
     transport::completion done;
-    apply_remote(a, r, src, old, fetching ? &done : nullptr);
+    apply_remote(ctx, a, r, src, old, fetching ? &done : nullptr);
     if (fetching) {
       w.transport->wait(done);
     } else {

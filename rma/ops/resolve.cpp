@@ -74,6 +74,8 @@ std::uint64_t read_regions_local(const target_view& tv, std::vector<region_entry
           std::atomic_ref<std::uint64_t>(c.regions[i].base).load(std::memory_order_relaxed);
       entries[i].len =
           std::atomic_ref<std::uint64_t>(c.regions[i].len).load(std::memory_order_relaxed);
+      entries[i].exposure =
+          std::atomic_ref<std::uint64_t>(c.regions[i].exposure).load(std::memory_order_relaxed);
     }
     std::atomic_thread_fence(std::memory_order_acquire);
     if (c.regions_version.load(std::memory_order_relaxed) == version) return version;
@@ -99,18 +101,24 @@ const region_snapshot* refresh_regions(window_impl& w, target_view& tv) {
   // (find_direct reads the version through tv.ctl; direct accumulates take the stripes).
   const bool reachable = tv.ctl != nullptr && tv.stripes != nullptr;
   for (const region_entry& e : entries) {
-    region_view v{
-        static_cast<std::uintptr_t>(e.base), static_cast<std::size_t>(e.len), nullptr, {}};
-    // Memory in a segment (oneside's own allocations) is load/store reachable: pin it.
+    region_view v{static_cast<std::uintptr_t>(e.base), static_cast<std::size_t>(e.len), {}};
+    // Memory in a segment (oneside's own allocations), and user memory the target's attach
+    // moved into shared memory, is load/store reachable: pin it through what made it so.
     if (e.len > 0 && reachable) {
-      v.pin = tp.pin(tv.world, v.base, v.len);
-      v.direct = static_cast<std::byte*>(v.pin.get());
+      v.direct = pin_direct_part(tp, tv.world, e.exposure, v.base, v.len);
     }
     next->regions.push_back(std::move(v));
   }
   std::sort(next->regions.begin(), next->regions.end(),
             [](const region_view& a, const region_view& b) { return a.base < b.base; });
   const region_snapshot* published = next.get();
+  // Older snapshots stay (a reader may hold one) but no longer keep memory mapped: the regions
+  // still attached are pinned by the new one (the same mappings), and a detached region's
+  // memory must not stay mapped here for the window's life (its pages went back to the
+  // target; only an access racing with the detach, which is erroneous, could still use it).
+  if (!tv.region_snapshots.empty()) {
+    for (region_view& r : tv.region_snapshots.back()->regions) r.direct.pin = transport::pinned();
+  }
   tv.region_snapshots.push_back(std::move(next));
   tv.regions.store(published, std::memory_order_release);
   return published;
@@ -174,7 +182,9 @@ resolved resolve_target(window_impl& w, std::string_view call, rank_t target, di
       w.fail(error_class::rma_range, w.where(call, "WIN-15", target, disp, span),
              "the target memory is not inside one region attached to the target's window");
     }
-    if (reg->direct != nullptr) r.direct = reg->direct + (r.address - reg->base);
+    if (reg->direct.at(lo - reg->base, span) != nullptr) {
+      r.direct = reg->direct.at_base + (r.address - reg->base);
+    }
     return r;
   }
 

@@ -60,8 +60,10 @@ inline direct_span find_direct(const window_impl& w, target_view& tv, disp_t dis
       return {};
     }
     const region_view* reg = find_region(s, lo, lo + bytes);
-    if (reg == nullptr || reg->direct == nullptr) return {};
-    return {reg->direct + (lo - reg->base), lo};
+    if (reg == nullptr) return {};
+    std::byte* p = reg->direct.at(lo - reg->base, bytes);
+    if (p == nullptr) return {};
+    return {p, lo};
   }
   std::uint64_t offset = 0;
   if (tv.direct_base == nullptr ||

@@ -41,6 +41,30 @@ void window_impl::fail(error_class ec, const error_context& ctx, std::string_vie
   oneside::detail::raise(ec, ctx, what);
 }
 
+direct_part pin_direct_part(transport::backend& tp, rank_t world, std::uint64_t exposure,
+                            std::uintptr_t base, std::size_t len) {
+  direct_part d;
+  if (len == 0) return d;
+  d.pin = tp.pin_exposure(world, exposure, base, len);
+  if (d.pin) {
+    d.at_base = static_cast<std::byte*>(d.pin.get());
+    d.hi = len;
+    return d;
+  }
+  // Only the whole pages inside the range moved (its edge pages are held by other memory, or
+  // hold the owner's stack frames, or could not be fenced): those alone.
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const std::uintptr_t lo = (base + page - 1) & ~(page - 1);
+  const std::uintptr_t hi = (base + len) & ~(page - 1);
+  if (lo < hi && lo >= base) d.pin = tp.pin_exposure(world, exposure, lo, hi - lo);
+  if (d.pin) {
+    d.at_base = static_cast<std::byte*>(d.pin.get()) - (lo - base);
+    d.lo = lo - base;
+    d.hi = hi - base;
+  }
+  return d;
+}
+
 }  // namespace detail
 
 namespace {
@@ -55,6 +79,7 @@ struct member_record {
   std::uint64_t shared_segment;  // allocate_shared: address of the segment holding the memory
   std::uint64_t shared_offset;   // … and where this member's part starts in it
   std::uint64_t shared_bytes;    // … and that segment's length
+  std::uint64_t exposure;        // create: the transport's id of the exposure of the memory
 };
 
 bool is_true(const info& hints, std::string_view key) {
@@ -163,7 +188,8 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
                      state.stripes_address(),
                      0,
                      0,
-                     0};
+                     0,
+                     w->exposure.id()};
   if (fl == rma::flavor::allocate_shared) {
     const bool noncontig = is_true(hints, "alloc_shared_noncontig");
     w->hints.set("alloc_shared_noncontig", noncontig ? "true" : "false");
@@ -269,28 +295,17 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
         tv.direct_base = static_cast<std::byte*>(w->shared[static_cast<std::size_t>(r)].base);
         tv.direct_hi = tv.size;
         break;
-      case rma::flavor::create:
+      case rma::flavor::create: {
         // Our own memory is reachable. A peer's is where the transport moved it into shared
         // memory (shm, ONESIDE_SHM_REMAP: every page it touches, or only the whole pages inside
         // it); the rest is reached with cross-memory attach and the owner's agent.
-        if (tv.size > 0) {
-          tv.memory_pin = tp.pin(tv.world, tv.base, tv.size);
-          if (tv.memory_pin) {
-            tv.direct_base = static_cast<std::byte*>(tv.memory_pin.get());
-            tv.direct_hi = tv.size;
-          } else {
-            const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-            const std::uintptr_t lo = (tv.base + page - 1) & ~(page - 1);
-            const std::uintptr_t hi = (tv.base + tv.size) & ~(page - 1);
-            if (lo < hi) tv.memory_pin = tp.pin(tv.world, lo, hi - lo);
-            if (tv.memory_pin) {
-              tv.direct_base = static_cast<std::byte*>(tv.memory_pin.get()) - (lo - tv.base);
-              tv.direct_lo = lo - tv.base;
-              tv.direct_hi = hi - tv.base;
-            }
-          }
-        }
+        detail::direct_part d = detail::pin_direct_part(tp, tv.world, m.exposure, tv.base, tv.size);
+        tv.memory_pin = std::move(d.pin);
+        tv.direct_base = d.at_base;
+        tv.direct_lo = d.lo;
+        tv.direct_hi = d.hi;
         break;
+      }
       case rma::flavor::dynamic:
         break;
     }
@@ -461,10 +476,11 @@ void publish_regions(window_impl& w) {
   c.regions_version.store(v + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   for (std::size_t i = 0; i < w.attached.size(); ++i) {
-    std::atomic_ref<std::uint64_t>(c.regions[i].base)
-        .store(w.attached[i].base, std::memory_order_relaxed);
-    std::atomic_ref<std::uint64_t>(c.regions[i].len)
-        .store(w.attached[i].len, std::memory_order_relaxed);
+    const detail::region_entry& e = w.attached[i].entry;
+    std::atomic_ref<std::uint64_t>(c.regions[i].base).store(e.base, std::memory_order_relaxed);
+    std::atomic_ref<std::uint64_t>(c.regions[i].len).store(e.len, std::memory_order_relaxed);
+    std::atomic_ref<std::uint64_t>(c.regions[i].exposure)
+        .store(e.exposure, std::memory_order_relaxed);
   }
   c.region_count.store(w.attached.size(), std::memory_order_relaxed);
   c.regions_version.store(v + 2, std::memory_order_release);
@@ -481,10 +497,15 @@ void publish_regions(window_impl& w) {
   if (told) w.transport->flush_all();
 }
 
+std::size_t page_bytes() noexcept {
+  static const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
 // Whether the page holding `address` is mapped in this process (mincore fails with ENOMEM on
 // an unmapped page).
 bool page_is_mapped(std::uintptr_t address) noexcept {
-  static const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const std::uintptr_t page = page_bytes();
   unsigned char resident = 0;
   return mincore(reinterpret_cast<void*>(address & ~(page - 1)), 1, &resident) == 0;
 }
@@ -516,7 +537,8 @@ void window::attach(void* base, std::size_t bytes) {
                "accessible memory may be attached, WIN-14)");
   }
   std::lock_guard lock(w.attach_mutex);
-  for (const detail::region_entry& r : w.attached) {
+  for (const window_impl::attached_region& a : w.attached) {
+    const detail::region_entry& r = a.entry;
     if (b < r.base + r.len && r.base < b + bytes) {
       w.fail(error_class::rma_attach, w.where("window::attach", "WIN-14", no_rank, {}, bytes),
              "the region overlaps a region attached earlier");
@@ -526,7 +548,15 @@ void window::attach(void* base, std::size_t bytes) {
     w.fail(error_class::rma_attach, w.where("window::attach", "ERR-13"),
            "this window has " + std::to_string(detail::max_regions) + " regions attached already");
   }
-  w.attached.push_back(detail::region_entry{b, bytes});
+  // Node peers load and store a region of a page or more where the transport can move it
+  // into shared memory safely (docs/semantics.md, "dynamic"); smaller regions (the elements of
+  // a linked structure, attached and detached often and used a few times each: moving costs
+  // more than it saves) and everything else go through cross-memory attach and this member's
+  // agent, as any memory does.
+  transport::exposure shared =
+      bytes >= page_bytes() ? w.transport->expose_optional(base, bytes) : transport::exposure();
+  const std::uint64_t id = shared.id();
+  w.attached.push_back(window_impl::attached_region{{b, bytes, id}, std::move(shared)});
   publish_regions(w);
 }
 
@@ -539,11 +569,14 @@ void window::detach(const void* base) {
   std::lock_guard lock(w.attach_mutex);
   const auto b = reinterpret_cast<std::uintptr_t>(base);
   auto it = std::find_if(w.attached.begin(), w.attached.end(),
-                         [&](const detail::region_entry& r) { return r.base == b; });
+                         [&](const window_impl::attached_region& r) { return r.entry.base == b; });
   if (it == w.attached.end()) {
     w.fail(error_class::base, w.where("window::detach", "WIN-16"),
            "no region attached to this window starts at that address");
   }
+  // Out of the table first (origins drop it before this returns), then its pages become
+  // private again when `shared` goes, at the end of this call.
+  transport::exposure shared = std::move(it->exposure);
   w.attached.erase(it);
   publish_regions(w);
 }

@@ -26,6 +26,7 @@ inline constexpr std::size_t max_regions = 1024;  // attached regions per member
 struct region_entry {
   std::uint64_t base;
   std::uint64_t len;
+  std::uint64_t exposure;  // the transport's id of its exposure (0: none; pin_exposure)
 };
 
 // One per member per window, in exposed memory. Peers change it with atomics (lock word) or
@@ -79,12 +80,33 @@ inline std::size_t ctl_bytes(int members) noexcept {
 }
 static_assert(sizeof(window_ctl) % alignof(std::atomic<std::uint64_t>) == 0);
 
+// The part of memory [base, base + len) of a target that this process loads and stores: a
+// pointer standing for `base` (maybe outside the mapping when only a part is reachable) and
+// the reachable part [lo, hi) of the range, kept mapped by `pin`; `at_base` null when none is.
+// Pinned through the memory's own exposure (`exposure`, 0 for memory in a segment), never
+// through pages another exposure holds in shared memory on its own schedule.
+struct direct_part {
+  transport::pinned pin;
+  std::byte* at_base = nullptr;
+  std::size_t lo = 0;
+  std::size_t hi = 0;
+  // A load/store pointer to [offset, offset + bytes) of the range, or null when those bytes are
+  // not all in the reachable part.
+  std::byte* at(std::size_t offset, std::size_t bytes) const noexcept {
+    return at_base != nullptr && offset >= lo && offset <= hi && bytes <= hi - offset
+               ? at_base + offset
+               : nullptr;
+  }
+};
+// All of the range when the transport reaches it so, else its whole pages.
+direct_part pin_direct_part(transport::backend& tp, rank_t world, std::uint64_t exposure,
+                            std::uintptr_t base, std::size_t len);
+
 // A region of a dynamic window as an origin sees it.
 struct region_view {
   std::uintptr_t base;
   std::size_t len;
-  std::byte* direct;  // load/store pointer to base, or null (cross-memory attach / agent)
-  transport::pinned pin;
+  direct_part direct;  // where this process loads and stores it (else cross-memory attach / agent)
 };
 // The regions of one target at one version of its table. Immutable once published; replaced
 // (never changed) when the target attaches or detaches.
@@ -134,7 +156,7 @@ struct target_view {
   transport::pinned stripes_pin;
   // Dynamic windows: the target's attached regions as last read (lock-free to read; refreshed
   // under the mutex when the target's table changed). Old snapshots stay until the window
-  // goes, as a reader may still hold one.
+  // goes, as a reader may still hold one, but only the current one keeps memory pinned.
   std::atomic<const region_snapshot*> regions{nullptr};
   std::mutex regions_mutex;
   std::vector<std::unique_ptr<region_snapshot>> region_snapshots;
@@ -289,9 +311,14 @@ struct window_impl {
   std::vector<rank_t> member_worlds;  // world ranks of the members (for wake-ups)
   epoch_state epoch;
 
-  // Dynamic windows: this member's attached regions.
+  // Dynamic windows: this member's attached regions, each with what the transport made of it
+  // for node peers (expose_optional: an empty exposure when nothing).
+  struct attached_region {
+    region_entry entry;
+    transport::exposure exposure;
+  };
   std::mutex attach_mutex;
-  std::vector<region_entry> attached;
+  std::vector<attached_region> attached;
 
   target_view& target(rank_t r) const noexcept { return targets[static_cast<std::size_t>(r)]; }
   std::size_t ctl_size() const noexcept { return ctl_bytes(size); }

@@ -55,9 +55,10 @@ constexpr std::array registry{
                "Microseconds the agent keeps polling after a message before it sleeps "
                "(0 when ranks outnumber cores)."},
   setting_info{"ONESIDE_SHM_REMAP", boolean, "1", {},
-               "Windows over memory the runtime did not allocate: move its pages into shared "
-               "memory in place (anonymous private memory only), so node peers load and store "
-               "it directly instead of using cross-memory attach and the owner's agent."},
+               "Windows over memory the runtime did not allocate (create, and regions of a page "
+               "or more attached to dynamic windows): move its pages into shared memory in place "
+               "(anonymous private memory only), so node peers load and store it directly "
+               "instead of using cross-memory attach and the owner's agent."},
   setting_info{"ONESIDE_SHM_LOAD_STORE", boolean, "1", {},
                "Whether ranks of the shm transport load and store each other's memory. 0 makes "
                "every peer remote, as if on another node: data moves with cross-memory attach, "

@@ -48,6 +48,9 @@ class router final : public runtime_backend {
     return net_->allocate_group(members, bytes);
   }
   exposure expose(void* base, std::size_t bytes) override { return net_->expose(base, bytes); }
+  exposure expose_optional(void* base, std::size_t bytes) override {
+    return net_->expose_optional(base, bytes);
+  }
 
   void put(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src,
            completion* c) override {
@@ -81,6 +84,10 @@ class router final : public runtime_backend {
   }
   pinned pin(rank_t r, std::uintptr_t addr, std::size_t len) override {
     return pick(r).pin(r, addr, len);
+  }
+  pinned pin_exposure(rank_t r, std::uint64_t exposure_id, std::uintptr_t addr,
+                      std::size_t len) override {
+    return pick(r).pin_exposure(r, exposure_id, addr, len);
   }
   reach_table& reach() noexcept override { return node_->reach(); }
   bool exposes(rank_t r, std::uintptr_t addr, std::size_t len) override {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <oneside/oneside.hpp>
@@ -496,6 +497,79 @@ TEST_P(Atomicity, SwapsKeepTheMultisetOfValues) {
   for (std::size_t i = 0; i < all.size(); ++i)
     wrong += all[i] == static_cast<std::int64_t>(i) ? 0 : 1;
   EXPECT_EQ(wrong, 0) << "a swap was lost or duplicated";
+}
+
+// Attached regions reach their memory by different paths: one under a page through the owner's
+// agent, one of a page or more by CPU atomics on shared memory (node peers), one inside pages
+// another window holds in shared memory through the agent again, and one sharing a page with a
+// region its owner keeps detaching and attaching (that page moving each time) through the
+// agent too (on the remote and MPI paths: the agent for all). Every rank hammers one element of
+// each of rank 0's regions at once with fetch_and_op: the tickets of each element are exactly
+// 0 … P*n-1, and the elements end at P*n.
+class AttachedAtomicity : public RankTest {};
+
+TEST_F(AttachedAtomicity, FetchAndOpOnEveryKindOfRegionLosesNoUpdate) {
+  covers("SEM-3", "COM-17", "WIN-14", "WIN-16");
+  constexpr int n = 2000;  // fetch_and_op per rank and element
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<std::int64_t> small(4, 0);
+  std::vector<std::int64_t> large(2048, 0);
+  std::vector<std::int64_t> host(2048, 0);  // a create window's memory
+  constexpr std::size_t half = 700;         // 5600 bytes: `coming` and `staying` share a page
+  std::vector<std::int64_t> pair(2 * half + 1, 0);
+  std::int64_t* const coming =
+      (reinterpret_cast<std::uintptr_t>(pair.data() + half) & (page - 1)) == 0 ? pair.data() + 1
+                                                                               : pair.data();
+  std::int64_t* const staying = coming + half;
+  rma::window outer = rma::window::create(world(), host.data(), host.size() * 8, 8);
+  rma::window w = rma::window::create_dynamic(world());
+  std::int64_t* const element[4] = {&small[1], &large[1000], &host[700], staying};
+  w.attach(small.data(), small.size() * 8);
+  w.attach(large.data(), large.size() * 8);
+  w.attach(host.data() + 512, 1024 * 8);
+  w.attach(coming, half * 8);
+  w.attach(staying, half * 8);
+  std::vector<std::uint64_t> at;
+  for (const std::int64_t* e : element) at.push_back(reinterpret_cast<std::uintptr_t>(e));
+  broadcast(world(), at, 0);
+  barrier(world());  // rank 0's regions are attached
+  std::vector<std::int64_t> tickets(4 * n, -1);
+  const std::int64_t one = 1;
+  w.lock_all();
+  for (int i = 0; i < n; ++i) {
+    for (std::size_t k = 0; k < 4; ++k) {
+      w.fetch_and_op(&one, &tickets[k * n + static_cast<std::size_t>(i)], i64(), 0,
+                     static_cast<disp_t>(at[k]), op::sum);
+    }
+    w.flush(0);
+    if (rank() == 0 && i % 50 == 0) {
+      w.detach(coming);
+      w.attach(coming, half * 8);
+    }
+  }
+  w.unlock_all();
+  std::vector<std::int64_t> all(tickets.size() * static_cast<std::size_t>(size()));
+  allgather(world(), tickets, all);
+  const auto total = static_cast<std::int64_t>(n) * size();
+  for (std::size_t k = 0; k < 4; ++k) {
+    std::vector<std::int64_t> mine;
+    for (rank_t r = 0; r < size(); ++r) {
+      const auto from = all.begin() + static_cast<std::ptrdiff_t>(tickets.size()) * r +
+                        static_cast<std::ptrdiff_t>(k * n);
+      mine.insert(mine.end(), from, from + n);
+    }
+    std::sort(mine.begin(), mine.end());
+    int wrong = 0;
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      wrong += mine[i] == static_cast<std::int64_t>(i) ? 0 : 1;
+    EXPECT_EQ(wrong, 0) << "region " << k << ": tickets are not exactly 0 … " << total - 1;
+  }
+  settle(w);
+  if (rank() == 0) {
+    for (std::size_t k = 0; k < 4; ++k) EXPECT_EQ(*element[k], total) << "region " << k;
+  }
+  w.free();
+  outer.free();
 }
 
 INSTANTIATE_TEST_SUITE_P(AllocateAndUserMemory, Atomicity,

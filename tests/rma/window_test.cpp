@@ -13,6 +13,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <string>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -124,12 +125,13 @@ TEST_F(Window, CreateExposesMallocMemoryInPlace) {
 // Exposing user memory must leave the user's other memory alone, and the exposed memory's own
 // contents too: a thread of this process keeps incrementing a counter that shares a heap block
 // (and page) with the exposed array (`beside`), or one inside the array that no RMA targets
-// (`inside`), while windows are created over the array and freed; no increment may be lost.
-// With a small array (inside one page) and a large one (whole pages inside it).
+// (`inside`), while windows are created over the array and freed (`create`), or while the array
+// is attached to a dynamic window and detached (`dynamic`); no increment may be lost. With a
+// small array (inside one page) and a large one (whole pages inside it).
 enum class counter_at { beside, inside };
 
 template <std::size_t N>
-void check_concurrent_stores_survive(counter_at where) {
+void check_concurrent_stores_survive(counter_at where, flavor f = flavor::create) {
   struct block {
     std::int64_t beside;
     std::int64_t exposed[N];
@@ -152,14 +154,28 @@ void check_concurrent_stores_survive(counter_at where) {
   });
   const rank_t me = world().rank(), p = world().size();
   const rank_t target = (me + 1) % p;
+  const std::vector<std::uint64_t> at =
+      allgather(world(), std::uint64_t{reinterpret_cast<std::uintptr_t>(b->exposed)});
+  rma::window dyn = f == flavor::dynamic ? rma::window::create_dynamic(world()) : rma::window();
   constexpr int rounds = 6;
   for (int round = 0; round < rounds; ++round) {
+    if (f == flavor::dynamic) {
+      dyn.attach(b->exposed, sizeof b->exposed);
+      barrier(world());
+      dyn.fence();
+      dyn.put(std::int64_t{round * 100 + me}, target,
+              static_cast<disp_t>(at[static_cast<std::size_t>(target)]) + round * 8);
+      dyn.fence();
+      dyn.detach(b->exposed);
+      continue;
+    }
     rma::window w = rma::window::create(world(), b->exposed, sizeof b->exposed, 8);
     w.fence();
     w.put(std::int64_t{round * 100 + me}, target, round);
     w.fence();
     w.free();
   }
+  if (f == flavor::dynamic) dyn.free();
   stop.store(true);
   writer.join();
   EXPECT_EQ(std::atomic_ref<std::int64_t>(counter).load(), done_by_writer)
@@ -199,6 +215,24 @@ TEST_F(Window, CreateAndFreeKeepConcurrentStoresToWindowMemory) {
   }
 }
 
+// attach and detach are local calls that a program may make while its other threads work on
+// the memory, beside the region or in it: attached regions move into shared memory only when
+// the stores can be held off meanwhile, so no store is ever lost, whatever the kernel allows.
+TEST_F(Window, AttachAndDetachKeepConcurrentStores) {
+  covers("WIN-14", "WIN-16");
+  for (const counter_at where : {counter_at::beside, counter_at::inside}) {
+    SCOPED_TRACE(where == counter_at::beside ? "beside the region" : "inside the region");
+    {
+      SCOPED_TRACE("64 elements");
+      check_concurrent_stores_survive<64>(where, flavor::dynamic);
+    }
+    {
+      SCOPED_TRACE("1600 elements (whole pages inside)");
+      check_concurrent_stores_survive<1600>(where, flavor::dynamic);
+    }
+  }
+}
+
 // How /proc/self/maps shows the page holding `address`: "rw-p" (private), "rw-s" (shared), or
 // empty when unmapped.
 std::string page_perms(const void* address) {
@@ -215,29 +249,44 @@ std::string page_perms(const void* address) {
   return perms;
 }
 
+// Whether user memory moves into shared memory here with every page it touches (its edge
+// pages too, as attach always needs): several ranks on one node, userfaultfd and
+// ONESIDE_SHM_REMAP=1.
+bool pages_move_fenced() {
+  return world().size() > 1 && world_shares_memory() && transport::shm_detail::can_fence_writes() &&
+         oneside::detail::setting_bool("ONESIDE_SHM_REMAP");
+}
+
+// n elements of -1 between two neighbours (11 before, 22 after) in one heap block: the
+// window's edge pages hold other data of the program.
+template <std::size_t N>
+struct heap_block {
+  std::int64_t before = 11;
+  std::int64_t middle[N];
+  std::int64_t after = 22;
+};
+template <std::size_t N>
+std::unique_ptr<heap_block<N>> make_heap_block() {
+  auto b = std::make_unique<heap_block<N>>();
+  std::fill_n(b->middle, N, std::int64_t{-1});
+  return b;
+}
+
 // On shm with several ranks, a window over heap memory that starts and ends inside pages it
 // shares with other data is reachable by node peers through shared memory in full, edge pages
 // included, when the kernel lets the pages move safely; those pages are private again after
 // free, with every byte (the window's and its neighbours') as it was.
 TEST_F(Window, CreateMovesEveryPageOfHeapMemoryIntoSharedMemory) {
   covers("WIN-2", "WIN-17");
-  if (size() == 1 || !world_shares_memory() || !transport::shm_detail::can_fence_writes() ||
-      !oneside::detail::setting_bool("ONESIDE_SHM_REMAP")) {
+  if (!pages_move_fenced()) {
     GTEST_SKIP() << "needs several ranks on one node, userfaultfd and ONESIDE_SHM_REMAP=1";
   }
   constexpr std::size_t n = 3000;  // 24000 bytes: edge pages shared with the neighbours
-  struct block {
-    std::int64_t before;
-    std::int64_t exposed[n];
-    std::int64_t after;
-  };
-  auto b = std::make_unique<block>();
-  b->before = 11;
-  b->after = 22;
-  std::fill_n(b->exposed, n, std::int64_t{-1});
-  rma::window w = rma::window::create(world(), b->exposed, sizeof b->exposed, 8);
-  EXPECT_EQ(page_perms(&b->exposed[0]), "rw-s");
-  EXPECT_EQ(page_perms(&b->exposed[n - 1]), "rw-s");
+  auto b = make_heap_block<n>();
+  std::int64_t* const exposed = b->middle;
+  rma::window w = rma::window::create(world(), exposed, n * 8, 8);
+  EXPECT_EQ(page_perms(&exposed[0]), "rw-s");
+  EXPECT_EQ(page_perms(&exposed[n - 1]), "rw-s");
   EXPECT_EQ(page_perms(&b->before), "rw-s") << "the edge page moved with its neighbour";
   const rank_t me = rank(), p = size();
   const rank_t target = (me + 1) % p;
@@ -248,12 +297,12 @@ TEST_F(Window, CreateMovesEveryPageOfHeapMemoryIntoSharedMemory) {
   settle(w);
   b->before += 1;  // the program keeps using its neighbouring data
   w.free();
-  EXPECT_EQ(page_perms(&b->exposed[0]), "rw-p");
-  EXPECT_EQ(page_perms(&b->exposed[n - 1]), "rw-p");
+  EXPECT_EQ(page_perms(&exposed[0]), "rw-p");
+  EXPECT_EQ(page_perms(&exposed[n - 1]), "rw-p");
   const rank_t from = (me + p - 1) % p;
-  EXPECT_EQ(b->exposed[0], from);
-  EXPECT_EQ(b->exposed[n - 1], from + 1000);
-  EXPECT_EQ(b->exposed[1], -1);
+  EXPECT_EQ(exposed[0], from);
+  EXPECT_EQ(exposed[n - 1], from + 1000);
+  EXPECT_EQ(exposed[1], -1);
   EXPECT_EQ(b->before, 12);
   EXPECT_EQ(b->after, 22);
 }
@@ -965,6 +1014,194 @@ TEST_F(Window, DynamicAttachAndDetachErrors) {
   expect_error(error_class::base, "detach", [&] { w.detach(buf.data()); });
 }
 
+// A region of a page or more moves into shared memory at attach, edge pages included (they are
+// shared with other heap data here): a node peer loads and stores it (the transport's direct()
+// answers for it; before this, atomics on attached memory went through the owner's agent). A
+// region under a page stays private (its atomics go to the owner's agent). Detach gives the
+// pages back as private memory with every byte as it was, no peer reaches them any more, and
+// the owner's later stores are its own; attached again, the region is reached afresh.
+TEST_F(Window, AttachedRegionsOfAPageOrMoreAreLoadStoreReachable) {
+  covers("WIN-13", "WIN-14", "WIN-16");
+  constexpr std::size_t n = 3000;  // 24000 bytes: edge pages shared with the neighbours
+  auto b = make_heap_block<n>();
+  std::int64_t* const region = b->middle;
+  // A region under a page, on a page of its own (no neighbour's region moves it).
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::unique_ptr<std::int64_t, decltype(&std::free)> small_page(
+      static_cast<std::int64_t*>(std::aligned_alloc(page, page)), &std::free);
+  const std::span<std::int64_t> small(small_page.get(), 4);
+  std::fill(small.begin(), small.end(), std::int64_t{-1});
+  rma::window w = rma::window::create_dynamic(world());
+  w.attach(region, n * 8);
+  w.attach(small.data(), small.size() * sizeof(std::int64_t));
+  const std::vector<std::uint64_t> big_at = addresses_of(region);
+  const std::vector<std::uint64_t> small_at = addresses_of(small.data());
+  const std::vector<std::uint64_t> after_at = addresses_of(&b->after);
+  barrier(world());  // every attach has returned
+  const rank_t me = rank(), p = size();
+  const rank_t target = right(), origin = left();
+  const auto t = static_cast<std::size_t>(target);
+  transport::backend& tp = transport::current();
+  const bool moves = pages_move_fenced();
+  if (moves) {
+    EXPECT_EQ(page_perms(&region[0]), "rw-s");
+    EXPECT_EQ(page_perms(&region[n - 1]), "rw-s");
+    EXPECT_EQ(page_perms(&b->before), "rw-s") << "the edge page moved with the region";
+    EXPECT_NE(tp.direct(target, big_at[t], n * 8), nullptr)
+        << "a node peer does not load and store the attached region";
+    EXPECT_EQ(tp.direct(target, after_at[t], 8), nullptr)
+        << "the data beside the region on its moved edge page is reachable through it";
+  }
+  EXPECT_EQ(page_perms(small.data()), "rw-p") << "a region under a page moved";
+  if (p > 1) {
+    EXPECT_EQ(tp.direct(target, small_at[t], small.size() * sizeof(std::int64_t)), nullptr);
+  }
+  const auto big = [&](std::size_t e) { return static_cast<disp_t>(big_at[t] + e * 8); };
+  const auto tiny = [&](std::size_t e) { return static_cast<disp_t>(small_at[t] + e * 8); };
+  w.lock_all();
+  w.put(std::int64_t{me}, target, big(0));
+  w.put(std::int64_t{me + 1000}, target, big(n - 1));
+  EXPECT_EQ(w.fetch_and_op(std::int64_t{5}, target, big(1), op::sum), -1);
+  EXPECT_EQ(w.fetch_and_op(std::int64_t{7}, target, tiny(1), op::sum), -1);
+  const std::int64_t add = 3;
+  w.accumulate(std::span<const std::int64_t>(&add, 1), target, tiny(0), op::sum);
+  w.unlock_all();
+  b->before += 1;  // the program keeps using its neighbouring data
+  settle(w);
+  EXPECT_EQ(region[0], origin);
+  EXPECT_EQ(region[1], 4);
+  EXPECT_EQ(region[n - 1], origin + 1000);
+  EXPECT_EQ(region[2], -1);
+  EXPECT_EQ(small[0], 2);
+  EXPECT_EQ(small[1], 6);
+  w.detach(region);
+  w.detach(small.data());
+  EXPECT_EQ(page_perms(&region[0]), "rw-p");
+  EXPECT_EQ(page_perms(&region[n - 1]), "rw-p");
+  EXPECT_EQ(page_perms(&b->before), "rw-p");
+  barrier(world());  // every detach has returned
+  if (p > 1) {
+    EXPECT_EQ(tp.direct(target, big_at[t], n * 8), nullptr)
+        << "a node peer still reaches a detached region";
+  }
+  barrier(world());  // before anyone attaches again
+  EXPECT_EQ(b->before, 12);
+  EXPECT_EQ(b->after, 22);
+  EXPECT_EQ(region[1], 4);
+  // The owner reuses its memory, then attaches it again: origins see what it wrote.
+  std::fill_n(region, n, std::int64_t{100 + me});
+  w.attach(region, n * 8);
+  barrier(world());
+  w.lock_all();
+  std::int64_t back[2] = {0, 0};
+  w.get(std::span<std::int64_t>(back, 1), target, big(0));
+  w.get(std::span<std::int64_t>(back + 1, 1), target, big(n / 2));
+  w.unlock_all();
+  EXPECT_EQ(back[0], 100 + target);
+  EXPECT_EQ(back[1], 100 + target);
+  w.free();  // detaches the region
+  EXPECT_EQ(page_perms(&region[0]), "rw-p");
+  EXPECT_EQ(region[n / 2], 100 + me);
+}
+
+// A region inside memory another window moved into shared memory (a create window over a
+// larger array) is reached as that memory, never through the other window's pages: when that
+// window is freed (its pages become private again) while the region stays attached, operations
+// on the region still reach the owner's memory. The same for two create windows over one array.
+TEST_F(Window, RegionsInsideAnotherWindowsMemoryOutliveThatWindow) {
+  covers("WIN-2", "WIN-14", "WIN-17");
+  constexpr std::size_t n = 3000;
+  std::vector<std::int64_t> host(n, 0);
+  const rank_t me = rank();
+  const rank_t target = right(), origin = left();
+  const std::size_t first = 100, count = 600;  // 4800 bytes inside the create window's memory
+  rma::window outer = rma::window::create(world(), host.data(), n * 8, 8);
+  rma::window dyn = rma::window::create_dynamic(world());
+  dyn.attach(host.data() + first, count * 8);
+  const std::vector<std::uint64_t> at = addresses_of(host.data() + first);
+  barrier(world());
+  const auto d = [&](std::size_t e) {
+    return static_cast<disp_t>(at[static_cast<std::size_t>(target)] + e * 8);
+  };
+  const auto hammer = [&] {
+    dyn.lock_all();
+    for (int i = 0; i < 10; ++i) (void)dyn.fetch_and_op(std::int64_t{1}, target, d(1), op::sum);
+    dyn.put(std::int64_t{me + 1}, target, d(count / 2));
+    dyn.unlock_all();
+  };
+  hammer();  // the origins' view of the region exists before the other window goes
+  settle(dyn);
+  EXPECT_EQ(host[first + 1], 10);
+  outer.free();
+  hammer();
+  settle(dyn);
+  EXPECT_EQ(host[first + 1], 20) << "fetch_and_op went to memory the freed window held";
+  EXPECT_EQ(host[first + count / 2], origin + 1);
+  dyn.free();
+
+  // Two create windows over one array: the second outlives the first.
+  std::vector<std::int64_t> buf(1024, 0);
+  rma::window a = rma::window::create(world(), buf.data(), buf.size() * 8, 8);
+  rma::window b = rma::window::create(world(), buf.data(), buf.size() * 8, 8);
+  settle(a);
+  a.free();
+  b.lock_all();
+  for (int i = 0; i < 10; ++i) (void)b.fetch_and_op(std::int64_t{1}, target, 3, op::sum);
+  b.unlock_all();
+  settle(b);
+  EXPECT_EQ(buf[3], 10) << "fetch_and_op went to memory the freed window held";
+}
+
+// Regions that share a page: the one attached first moves it; operations on the other's bytes
+// there reach the owner's memory, while the first is detached and attached again and again
+// (its page moving each time): no put is lost, every get reads the last put.
+TEST_F(Window, RegionsSharingAPageWithARegionThatComesAndGoes) {
+  covers("WIN-14", "WIN-16");
+  constexpr std::size_t half = 700;  // 5600 bytes each: the regions share a page
+  std::vector<std::int64_t> v(2 * half + 1, -1);
+  // Keep the boundary inside a page, whatever the allocator gave.
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  std::int64_t* const base = (reinterpret_cast<std::uintptr_t>(v.data() + half) & (page - 1)) == 0
+                                 ? v.data() + 1
+                                 : v.data();
+  std::int64_t* const coming = base;          // attached and detached by rank 0, never targeted
+  std::int64_t* const staying = base + half;  // targeted at its first elements, on the shared page
+  rma::window w = rma::window::create_dynamic(world());
+  w.attach(coming, half * 8);
+  w.attach(staying, half * 8);
+  const std::vector<std::uint64_t> at = addresses_of(staying);
+  barrier(world());
+  const rank_t me = rank(), p = size();
+  const disp_t mine = static_cast<disp_t>(at[0] + static_cast<std::size_t>(me) * 8);
+  constexpr int rounds = 200;
+  int wrong = 0;
+  w.lock_all();
+  for (int i = 0; i < rounds; ++i) {
+    if (me == 0 && i % 4 == 0) {
+      w.detach(coming);
+      w.attach(coming, half * 8);
+    }
+    const std::int64_t value = me * 100000 + i;
+    w.put(value, 0, mine);
+    w.flush(0);
+    std::int64_t back = -1;
+    w.get(std::span<std::int64_t>(&back, 1), 0, mine);
+    w.flush(0);
+    wrong += back == value ? 0 : 1;
+    (void)w.fetch_and_op(std::int64_t{1}, 0, static_cast<disp_t>(at[0] + half * 4), op::sum);
+  }
+  w.unlock_all();
+  EXPECT_EQ(wrong, 0) << "gets that did not read the last put";
+  settle(w);
+  if (me == 0) {
+    for (rank_t r = 0; r < p; ++r) {
+      EXPECT_EQ(staying[r], r * 100000 + rounds - 1) << "element of rank " << r;
+    }
+    EXPECT_EQ(staying[half / 2], -1 + p * rounds);
+  }
+  w.free();
+}
+
 // ---- errors of window calls ---------------------------------------------------------------
 
 TEST_F(Window, CreationArgumentsAreChecked) {
@@ -1102,6 +1339,88 @@ TEST_F(Window, CreateExposesStackMemoryInPlace) {
     for (int i = 0; i < 4096; ++i) changed += stack_memory[i] == 5 ? 0 : 1;
     EXPECT_EQ(changed, 0) << "stack memory below the window changed";
   }
+}
+
+// A stack array attached by its own thread: the pages wholly inside it move (those holding the
+// thread's frames stay), node peers reach them, and detach gives them back with the stack
+// around the region as it was.
+TEST_F(Window, AttachExposesStackMemoryInPlace) {
+  covers("WIN-14", "WIN-16");
+  std::int64_t stack_memory[4096];  // 32 KiB
+  std::fill_n(stack_memory, 4096, std::int64_t{5});
+  constexpr std::size_t first = 1000, count = 2000;  // 16000 bytes: whole pages inside
+  std::int64_t* const region = stack_memory + first;
+  std::fill_n(region, count, std::int64_t{-1});
+  rma::window w = rma::window::create_dynamic(world());
+  w.attach(region, count * 8);
+  const std::vector<std::uint64_t> at = addresses_of(region);
+  barrier(world());
+  const rank_t me = rank(), target = right(), origin = left();
+  // An element on a whole page of the region at `address` (ranks' stacks differ in alignment).
+  const auto inner_of = [](std::uintptr_t address) {
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    return static_cast<std::size_t>((((address + page - 1) & ~(page - 1)) - address) / 8 + 10);
+  };
+  const std::uint64_t there = at[static_cast<std::size_t>(target)];
+  if (pages_move_fenced()) {
+    EXPECT_EQ(page_perms(region + inner_of(reinterpret_cast<std::uintptr_t>(region))), "rw-s");
+    EXPECT_NE(transport::current().direct(target, there + inner_of(there) * 8, 8), nullptr);
+  }
+  const auto d = [&](std::size_t e) {
+    return static_cast<disp_t>(at[static_cast<std::size_t>(target)] + e * 8);
+  };
+  // The element next to e (inside the region).
+  const auto beside = [](std::size_t e) { return e == count - 1 ? e - 1 : e + 1; };
+  w.lock_all();
+  for (const std::size_t e : {std::size_t{0}, inner_of(there), count - 1}) {
+    w.put(std::int64_t{me + 1}, target, d(e));
+    EXPECT_EQ(w.fetch_and_op(std::int64_t{1}, target, d(beside(e)), op::sum), -1);
+  }
+  w.unlock_all();
+  settle(w);
+  w.detach(region);
+  const std::size_t inner = inner_of(reinterpret_cast<std::uintptr_t>(region));
+  EXPECT_EQ(page_perms(region + inner), "rw-p");
+  for (const std::size_t e : {std::size_t{0}, inner, count - 1}) {
+    EXPECT_EQ(region[e], origin + 1) << "element " << e;
+    EXPECT_EQ(region[beside(e)], 0) << "beside element " << e;
+  }
+  int changed = 0;
+  for (std::size_t e = 0; e < 4096; ++e) {
+    if (e < first || e >= first + count) changed += stack_memory[e] == 5 ? 0 : 1;
+  }
+  EXPECT_EQ(changed, 0) << "stack memory around the region changed";
+  w.free();
+}
+
+// Attaches most of this call's stack frame and returns without detaching it (the program's
+// mistake: memory should be detached before it goes, WIN-16).
+[[gnu::noinline]] void attach_and_return(rma::window& w) {
+  std::int64_t frame[2048];  // 16 KiB
+  std::fill_n(frame, 2048, std::int64_t{3});
+  w.attach(frame + 64, (2048 - 72) * sizeof(std::int64_t));
+  EXPECT_EQ(frame[1000], 3);
+}
+
+// free() from 8 KiB further down the stack: its calls run where the region's frame was.
+[[gnu::noinline]] void free_from_deeper(rma::window& w) {
+  volatile char pad[8192];
+  pad[0] = 1;
+  pad[sizeof pad - 1] = 2;
+  w.free();
+  EXPECT_EQ(pad[0] + pad[sizeof pad - 1], 3);
+}
+
+// A window freed after the stack frame of an attached region is gone: its pages now hold the
+// frames of the call that frees the window, which must not wait for ever on pages it is moving
+// (they stay shared memory: correct for the program, which writes its frames there).
+TEST_F(Window, FreeAfterAnAttachedStackFrameWentDoesNotHang) {
+  covers("WIN-16", "WIN-17");
+  rma::window w = rma::window::create_dynamic(world());
+  attach_and_return(w);
+  barrier(world());
+  free_from_deeper(w);  // detaches the region whose frame is gone
+  EXPECT_FALSE(w.is_valid());
 }
 
 // More windows over memory the runtime did not allocate than an MPI engine attaches to one

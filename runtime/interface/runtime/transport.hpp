@@ -340,6 +340,17 @@ class backend {
     return allocate_segment(bytes);
   }
   virtual exposure expose(void* base, std::size_t bytes) = 0;
+  // For memory that peers reach without an exposure anyway (the regions of dynamic windows,
+  // which cross-memory attach and the owner's agent reach at any address): an exposure only
+  // where it lets node peers load and store some of the memory (pin_exposure with its id), made
+  // and released safely whatever other threads of this process store meanwhile, in the range
+  // or beside it, and within a share of the transport's resources; an empty one (id 0, holding
+  // nothing) otherwise. So a program may ask for as much memory, as often, as it likes.
+  virtual exposure expose_optional(void* base, std::size_t bytes) {
+    (void)base;
+    (void)bytes;
+    return exposure();
+  }
 
   // Data movement. `dst`/`src` may be this rank. Addresses need not be aligned.
   virtual void put(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src,
@@ -374,6 +385,16 @@ class backend {
   virtual void* direct(rank_t rank, std::uintptr_t addr, std::size_t len) noexcept = 0;
   // Like direct(), but the mapping outlives a withdrawal by the owner (see pinned).
   virtual pinned pin(rank_t rank, std::uintptr_t addr, std::size_t len) = 0;
+  // Like pin(), but only through what exposure `exposure_id` of `rank` moved into shared
+  // memory, inside its own range; with exposure_id 0, only through `rank`'s segments (memory
+  // the runtime allocated). What a caller keeps for as long as that exposure (or segment)
+  // lives: never memory that another exposure of the same pages, made and released on its own
+  // schedule, holds in shared memory for a while. For this rank: `addr` itself.
+  virtual pinned pin_exposure(rank_t rank, std::uint64_t exposure_id, std::uintptr_t addr,
+                              std::size_t len) {
+    (void)exposure_id;
+    return rank == this->rank() ? pin(rank, addr, len) : pinned();
+  }
   // The table of exposed memory of this node's ranks (inline lookups; see reach_table).
   virtual reach_table& reach() noexcept = 0;
   // Whether [addr, addr + len) of `rank` lies in memory that rank exposed (a segment, or an

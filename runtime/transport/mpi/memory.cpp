@@ -120,6 +120,18 @@ exposure mpi::expose(void* base, std::size_t bytes) {
   return exposure(this, base, bytes, id);
 }
 
+// Only what the node backend moves into shared memory (its node peers load and store it);
+// remote ranks reach such memory by messages whether it is exposed or not.
+exposure mpi::expose_optional(void* base, std::size_t bytes) {
+  check_rank(rank_, "expose_optional");
+  exposure e = memory_.expose_optional(base, bytes);
+  if (e.id() == 0) return exposure();
+  const std::uint64_t id = e.id();
+  std::lock_guard lock(memory_mutex_);
+  exposures_.emplace(id, std::move(e));
+  return exposure(this, base, bytes, id);
+}
+
 void mpi::release(segment& s) noexcept {
   if (closed_.load(std::memory_order_acquire)) return;
   std::unique_lock lock(memory_mutex_);

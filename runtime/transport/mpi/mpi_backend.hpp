@@ -200,6 +200,7 @@ class mpi final : public runtime_backend {
   segment allocate_segment(std::size_t bytes) override;
   segment allocate_group(std::span<const rank_t> members, std::size_t bytes) override;
   exposure expose(void* base, std::size_t bytes) override;
+  exposure expose_optional(void* base, std::size_t bytes) override;
 
   void put(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src,
            completion* c) override {

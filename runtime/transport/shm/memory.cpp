@@ -87,25 +87,28 @@ bool shm::remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::
     return false;
   }
   // The object keeps its own second mapping (address space only: the pages are the same).
-  segments_.emplace(id, published_segment{std::move(obj), begin, len});
+  segments_.emplace(id, published_segment{std::move(obj), begin, len, true});
   return true;
 }
 
-exposure shm::expose(void* base, std::size_t bytes) {
-  check_open("expose");
-  std::lock_guard lock(segments_mutex_);
-  const std::uint64_t id = new_object_id();
-  const auto address = reinterpret_cast<std::uintptr_t>(base);
-  exposed_range e{address, bytes, false, false, 0, 0};
+bool shm::expose_range(std::uint64_t& id, exposed_range& e, bool optional) {
   // In a job of several ranks, move anonymous private memory into shared memory so node peers
   // reach it by load/store instead of cross-memory attach and the owner's agent. Every page the
   // range touches when stores can be held off while the pages move (page_move.hpp), so no
   // store of another thread, beside the range or in it, is lost; otherwise only the pages that
-  // lie wholly inside the range (a page shared with other data is never touched then). Pages
-  // already shared (a segment, or another exposure sharing an edge page) are left as they are.
-  if (opts_.remap_user_memory && opts_.load_store && count_ > 1 && bytes > 0) {
+  // lie wholly inside the range (a page shared with other data is never touched then), and
+  // nothing for an optional exposure (the program may store there meanwhile: attach is a local
+  // call). Pages already shared (a segment, or another exposure sharing an edge page) are left
+  // as they are. An optional exposure takes at most half of the table, so segments and
+  // exposures that must be made always find room.
+  const bool fenced = can_fence_writes();
+  const bool room = optional ? segments_.size() + exposures_.size() + 2 <= max_segments / 2
+                             : segments_.size() + exposures_.size() + 1 < max_segments;
+  if (opts_.remap_user_memory && opts_.load_store && count_ > 1 && e.len > 0 && room &&
+      (fenced || !optional)) {
     const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const bool fenced = can_fence_writes();
+    const std::uintptr_t address = e.base;
+    const std::size_t bytes = e.len;
     std::uintptr_t begin = fenced ? address & ~(page - 1) : (address + page - 1) & ~(page - 1);
     std::uintptr_t end =
         fenced ? (address + bytes + page - 1) & ~(page - 1) : (address + bytes) & ~(page - 1);
@@ -126,18 +129,41 @@ exposure shm::expose(void* base, std::size_t bytes) {
         (held(end - page, end) || (end > address + bytes && on_own_stack(end - page)))) {
       end -= page;
     }
-    if (begin < end && !held(begin, end) &&
-        segments_.size() + exposures_.size() + 1 < max_segments && anonymous_private(begin, end) &&
-        remap_into_shared_memory(id, begin, end - begin, fenced)) {
+    if (begin < end && !held(begin, end) && anonymous_private(begin, end) &&
+        remap_into_shared_memory(id = new_object_id(), begin, end - begin, fenced)) {
       e.remapped = true;
       e.fenced = fenced;
       e.pages_begin = begin;
       e.pages_len = end - begin;
     }
   }
+  if (optional && !e.remapped) return false;
+  if (id == 0) id = new_object_id();
   exposures_.emplace(id, e);
   publish_table();
+  return true;
+}
+
+exposure shm::expose(void* base, std::size_t bytes) {
+  check_open("expose");
+  std::lock_guard lock(segments_mutex_);
+  std::uint64_t id = 0;
+  exposed_range e{reinterpret_cast<std::uintptr_t>(base), bytes, false, false, 0, 0};
+  (void)expose_range(id, e, false);
   return exposure(this, base, bytes, id);
+}
+
+exposure shm::expose_optional(void* base, std::size_t bytes) {
+  check_open("expose_optional");
+  std::lock_guard lock(segments_mutex_);
+  std::uint64_t id = 0;
+  exposed_range e{reinterpret_cast<std::uintptr_t>(base), bytes, false, false, 0, 0};
+  if (!expose_range(id, e, true)) return exposure();
+  return exposure(this, base, bytes, id);
+}
+
+void shm::move_back(const exposed_range& e, const shm_object& object) noexcept {
+  if (e.remapped) move_to_private(e.pages_begin, e.pages_len, e.fenced, object.name());
 }
 
 void shm::release(segment& s) noexcept {
@@ -161,18 +187,20 @@ void shm::release(exposure& e) noexcept {
   // private pages back.
   const exposed_range gone = it->second;
   exposures_.erase(it);
+  shm_object object;
   if (auto seg = segments_.find(e.id()); seg != segments_.end()) {
     seg->second.object.unlink();
+    object = std::move(seg->second.object);
     segments_.erase(seg);
   }
   publish_table();
-  if (gone.remapped) move_to_private(gone.pages_begin, gone.pages_len, gone.fenced);
+  move_back(gone, object);
 }
 
 void shm::release_all() noexcept {
   std::lock_guard lock(segments_mutex_);
   for (auto& [id, e] : exposures_) {
-    if (e.remapped) move_to_private(e.pages_begin, e.pages_len, e.fenced);
+    if (auto seg = segments_.find(id); seg != segments_.end()) move_back(e, seg->second.object);
   }
   for (auto& [id, seg] : segments_) seg.object.unlink();
   segments_.clear();
@@ -198,7 +226,7 @@ void shm::publish_table() {
     store_relaxed(h.table[i].len, len);
     ++i;
   };
-  for (const auto& [id, seg] : segments_) add(id, seg.base, seg.len);
+  for (const auto& [id, seg] : segments_) add(seg.moved ? id | moved_flag : id, seg.base, seg.len);
   for (const auto& [id, e] : exposures_) {
     if (e.len > 0) add(id | exposure_flag, e.base, e.len);
   }
@@ -236,9 +264,14 @@ const reach_table::snapshot* shm::refresh(rank_t r) noexcept {
   auto next = std::make_unique<snapshot>();
   next->version = version;
   std::map<std::uint64_t, std::shared_ptr<shm_object>> kept;
+  // Exposures' ranges by id, to keep a moved object's reach inside its exposure (moved_flag).
+  std::map<std::uint64_t, const segment_entry*> ranges;
   for (const segment_entry& e : entries) {
-    const auto base = static_cast<std::uintptr_t>(e.base);
-    const auto len = static_cast<std::size_t>(e.len);
+    if ((e.id & exposure_flag) != 0) ranges.emplace(e.id & ~exposure_flag, &e);
+  }
+  for (const segment_entry& e : entries) {
+    auto base = static_cast<std::uintptr_t>(e.base);
+    auto len = static_cast<std::size_t>(e.len);
     // This rank's own memory is where it is. Exposures are not mapped, and nothing is
     // without load/store: such entries only say the memory is exposed (inline messages and
     // cross-memory attach reach it).
@@ -250,17 +283,31 @@ const reach_table::snapshot* shm::refresh(rank_t r) noexcept {
       next->entries.push_back(entry{base, len, nullptr, e.id});
       continue;
     }
+    // Moved user pages: only the part inside their exposure's range (none without it).
+    std::uintptr_t skip = 0;
+    if ((e.id & moved_flag) != 0) {
+      const auto range = ranges.find(e.id & ~moved_flag);
+      if (range == ranges.end()) continue;
+      const segment_entry& x = *range->second;
+      const auto lo = std::max<std::uintptr_t>(base, x.base);
+      const auto hi = std::min<std::uintptr_t>(base + len, x.base + x.len);
+      if (lo >= hi) continue;
+      skip = lo - base;
+      base = lo;
+      len = hi - lo;
+    }
     auto it = p.maps.find(e.id);
     if (it == p.maps.end()) {
       try {
-        auto obj = std::make_shared<shm_object>(shm_name(job_, segment_name(index, e.id)), e.len,
-                                                shm_object::mode::open);
+        auto obj = std::make_shared<shm_object>(
+            shm_name(job_, segment_name(index, e.id & ~moved_flag)), e.len, shm_object::mode::open);
         it = p.maps.emplace(e.id, std::move(obj)).first;
       } catch (const error&) {
         continue;  // withdrawn since we read the table
       }
     }
-    next->entries.push_back(entry{base, len, static_cast<std::byte*>(it->second->data()), e.id});
+    next->entries.push_back(
+        entry{base, len, static_cast<std::byte*>(it->second->data()) + skip, e.id});
     kept.emplace(e.id, std::move(it->second));
   }
   // Mappings of withdrawn segments are dropped here (unless pinned).
@@ -295,6 +342,31 @@ pinned shm::pin(rank_t r, std::uintptr_t addr, std::size_t len) {
   auto it = p.maps.find(m->id);
   if (it == p.maps.end()) return {};
   return pinned(m->local + (addr - m->base), len, it->second);
+}
+
+pinned shm::pin_exposure(rank_t r, std::uint64_t exposure_id, std::uintptr_t addr,
+                         std::size_t len) {
+  const int i = checked_index(r, "pin_exposure");
+  if (i == me_) return pinned(reinterpret_cast<void*>(addr), len, nullptr);
+  if (!opts_.load_store) return {};
+  // The mapped entry of that exposure's moved pages, or (id 0) of a segment.
+  const std::uint64_t want = exposure_id == 0 ? 0 : exposure_id | moved_flag;
+  const rank_view& view = view_of(r);
+  const snapshot* s = view.current.load(std::memory_order_acquire);
+  if (s == nullptr || s->version != view.version->load(std::memory_order_acquire)) s = refresh(r);
+  for (const entry& e : s->entries) {
+    const bool match = exposure_id == 0 ? (e.id & (exposure_flag | moved_flag)) == 0 : e.id == want;
+    if (!match || e.local == nullptr || addr < e.base || addr - e.base > e.len ||
+        len > e.len - (addr - e.base)) {
+      continue;
+    }
+    peer& p = peer_at(i);
+    std::lock_guard lock(p.refresh_mutex);
+    auto it = p.maps.find(e.id);
+    if (it == p.maps.end()) return {};
+    return pinned(e.local + (addr - e.base), len, it->second);
+  }
+  return {};
 }
 
 }  // namespace oneside::transport

@@ -1,6 +1,7 @@
 // Moving pages between private and shared memory in place (see page_move.hpp).
 #include "transport/shm/page_move.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -144,11 +145,15 @@ void forget(std::uintptr_t begin) noexcept {
   }
 }
 
-}  // namespace
-
-bool anonymous_private(std::uintptr_t begin, std::uintptr_t end) {
+// Whether the mappings of /proc/self/maps cover [begin, end) without a hole and `each(perms,
+// inode, path)` holds for every one of them that [begin, end) touches.
+template <class Each>
+bool every_mapping(std::uintptr_t begin, std::uintptr_t end, Each&& each) {
   std::FILE* maps = std::fopen("/proc/self/maps", "r");
   if (maps == nullptr) return false;
+  // One read for many lines: the kernel formats the file afresh at every read.
+  char buffer[16384];
+  std::setvbuf(maps, buffer, _IOFBF, sizeof buffer);
   std::uintptr_t covered = begin;
   char line[512];
   bool ok = true;
@@ -165,26 +170,64 @@ bool anonymous_private(std::uintptr_t begin, std::uintptr_t end) {
     if (lo > covered) ok = false;  // a hole
     std::string_view path(line + path_at);
     while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.remove_suffix(1);
-    const bool anonymous = inode == 0 && (path.empty() || path == "[heap]" || path == "[stack]");
-    ok = ok && anonymous && std::string_view(perms).substr(0, 4) == "rw-p";
+    ok = ok && each(std::string_view(perms), inode, path);
     covered = hi;
   }
   std::fclose(maps);
   return ok && covered >= end;
 }
 
-stack_range this_thread_stack() noexcept {
-  pthread_attr_t attr;
-  if (::pthread_getattr_np(::pthread_self(), &attr) != 0) return {};
-  void* addr = nullptr;
-  std::size_t size = 0;
-  stack_range r;
-  if (::pthread_attr_getstack(&attr, &addr, &size) == 0) {
-    r.lo = reinterpret_cast<std::uintptr_t>(addr);
-    r.hi = r.lo + size;
+// Whether `path`, as /proc shows a mapping's file, names the shared-memory object `object`
+// (unlinked or not).
+bool names_object(std::string_view path, std::string_view object) noexcept {
+  constexpr std::string_view deleted = " (deleted)";
+  if (path.ends_with(deleted)) path.remove_suffix(deleted.size());
+  return !object.empty() && path.ends_with(object);
+}
+
+// Whether every page of [begin, end) maps the shared-memory object `object`: one readlink when
+// [begin, end) is still one mapping (as move_to_shared left it), else a walk of the maps.
+bool maps_object(std::uintptr_t begin, std::uintptr_t end, std::string_view object) noexcept {
+  char link[64];
+  std::snprintf(link, sizeof link, "/proc/self/map_files/%lx-%lx",
+                static_cast<unsigned long>(begin), static_cast<unsigned long>(end));
+  char target[512];
+  const ssize_t n = ::readlink(link, target, sizeof target);
+  if (n > 0 && static_cast<std::size_t>(n) < sizeof target) {
+    return names_object(std::string_view(target, static_cast<std::size_t>(n)), object);
   }
-  ::pthread_attr_destroy(&attr);
-  return r;
+  return every_mapping(begin, end, [&](std::string_view, unsigned long, std::string_view path) {
+    return names_object(path, object);
+  });
+}
+
+}  // namespace
+
+bool anonymous_private(std::uintptr_t begin, std::uintptr_t end) {
+  return every_mapping(begin, end,
+                       [](std::string_view perms, unsigned long inode, std::string_view path) {
+                         const bool anonymous =
+                             inode == 0 && (path.empty() || path == "[heap]" || path == "[stack]");
+                         return anonymous && perms.substr(0, 4) == "rw-p";
+                       });
+}
+
+stack_range this_thread_stack() noexcept {
+  // Once per thread: for the main thread glibc reads all of /proc/self/maps to answer.
+  thread_local const stack_range cached = [] {
+    pthread_attr_t attr;
+    if (::pthread_getattr_np(::pthread_self(), &attr) != 0) return stack_range{};
+    void* addr = nullptr;
+    std::size_t size = 0;
+    stack_range r;
+    if (::pthread_attr_getstack(&attr, &addr, &size) == 0) {
+      r.lo = reinterpret_cast<std::uintptr_t>(addr);
+      r.hi = r.lo + size;
+    }
+    ::pthread_attr_destroy(&attr);
+    return r;
+  }();
+  return cached;
 }
 
 bool can_fence_writes() noexcept {
@@ -222,12 +265,26 @@ bool move_to_shared(int fd, std::uintptr_t begin, std::size_t len, bool fenced) 
   return moved;
 }
 
-void move_to_private(std::uintptr_t begin, std::size_t len, bool fenced) noexcept {
+void move_to_private(std::uintptr_t begin, std::size_t len, bool fenced,
+                     std::string_view object) noexcept {
   forget(begin);
-  write_fence fence(begin, fenced ? len : 0, true);
+  if (len == 0 || !maps_object(begin, begin + len, object)) return;
+  // This call's frame and those of what it calls lie below the frame address (plus the return
+  // address and what the ABI keeps beside it): pages of this thread's stack from there down
+  // may hold them, and a fenced store of this thread to its own frames would wait for ever.
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const stack_range own = this_thread_stack();
+  const auto frame = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) + 256;
+  std::uintptr_t from = begin;
+  if (begin < own.hi && own.lo < begin + len && begin <= frame) {
+    from = std::min(begin + len, (frame + page - 1) & ~(page - 1));
+    if (from > begin) (void)remember(begin, from - begin);  // still shared: fork() must know
+  }
+  if (from == begin + len) return;
+  write_fence fence(from, fenced ? begin + len - from : 0, true);
   // (Should the fence fail now, which it did not when the pages moved, move them anyway, as
   // if unfenced: leaving them shared would let a forked child share them.)
-  if (replace_with_private(begin, len)) fence.replaced();
+  if (replace_with_private(from, begin + len - from)) fence.replaced();
 }
 
 }  // namespace oneside::transport::shm_detail

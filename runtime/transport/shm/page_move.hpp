@@ -1,7 +1,7 @@
 // Moving a process's own pages between private and shared memory in place, for windows over
-// user memory (window::create): the pages keep their address and contents, so every pointer
-// into them stays valid, and node peers that map the shared-memory object load and store the
-// same bytes.
+// user memory (window::create, regions attached to dynamic windows): the pages keep their
+// address and contents, so every pointer into them stays valid, and node peers that map the
+// shared-memory object load and store the same bytes.
 //
 // A move copies the pages and then maps the new memory over them. A store by another thread
 // of this process between the copy and the mapping would be lost, so while the pages move they
@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace oneside::transport::shm_detail {
 
@@ -40,8 +41,15 @@ bool can_fence_writes() noexcept;
 // private); the caller then does not use the file.
 bool move_to_shared(int fd, std::uintptr_t begin, std::size_t len, bool fenced) noexcept;
 
-// Gives [begin, begin + len) private anonymous pages with the same contents again (fenced like
-// move_to_shared). On failure the pages stay shared, which is still correct for the program.
-void move_to_private(std::uintptr_t begin, std::size_t len, bool fenced) noexcept;
+// Gives [begin, begin + len), which move_to_shared mapped from the shared-memory object named
+// `object` (a name of shm_open), private anonymous pages with the same contents again (fenced
+// like move_to_shared). Pages that no longer map that object are left alone: the program
+// unmapped or replaced them meanwhile (memory freed while a window still exposed it), and what
+// lies there now is not this call's to move. Pages of the calling thread's own stack at or below
+// its current frame stay shared too (the thread writes its live frames there; they are dead
+// memory of a window that outlived them). On failure the pages stay shared, which is still
+// correct for the program.
+void move_to_private(std::uintptr_t begin, std::size_t len, bool fenced,
+                     std::string_view object) noexcept;
 
 }  // namespace oneside::transport::shm_detail

@@ -32,11 +32,19 @@ inline constexpr std::size_t max_segments = 1024;
 inline constexpr std::size_t am_header_bytes = 64;
 
 struct segment_entry {
-  std::uint64_t id;    // 0: free; exposure_flag: an exposure's range, not a mapped object
+  std::uint64_t id;    // 0: free; exposure_flag: an exposure's range, not a mapped object;
+                       // moved_flag: an object of user pages an exposure moved (its id's)
   std::uint64_t base;  // address in the owner's address space
   std::uint64_t len;
 };
 inline constexpr std::uint64_t exposure_flag = std::uint64_t{1} << 63;
+// The pages of exposure `id` moved into shared memory in place: peers map the object (named by
+// the id without the flag) but reach through it only the bytes inside that exposure's own
+// range. The rest of its edge pages is other data of the owner, which may stay shared longer
+// or shorter than the exposure (another exposure's, or none), so it is reached as unexposed
+// memory: a peer never keeps loading and storing bytes that are about to become private
+// again under its feet.
+inline constexpr std::uint64_t moved_flag = std::uint64_t{1} << 62;
 
 struct alignas(64) padded_u64 {
   std::atomic<std::uint64_t> value{0};

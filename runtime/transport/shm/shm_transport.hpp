@@ -78,6 +78,7 @@ class shm final : public runtime_backend, public reach_table {
 
   segment allocate_segment(std::size_t bytes) override;
   exposure expose(void* base, std::size_t bytes) override;
+  exposure expose_optional(void* base, std::size_t bytes) override;
 
   void put(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src, completion* c) override;
   void get(rank_t src, std::uintptr_t addr, std::span<std::byte> dst, completion* c) override;
@@ -98,6 +99,8 @@ class shm final : public runtime_backend, public reach_table {
 
   void* direct(rank_t rank, std::uintptr_t addr, std::size_t len) noexcept override;
   pinned pin(rank_t rank, std::uintptr_t addr, std::size_t len) override;
+  pinned pin_exposure(rank_t rank, std::uint64_t exposure_id, std::uintptr_t addr,
+                      std::size_t len) override;
   reach_table& reach() noexcept override { return *this; }
   bool exposes(rank_t rank, std::uintptr_t addr, std::size_t len) override {
     return find(rank, addr, len) != nullptr;
@@ -200,6 +203,7 @@ class shm final : public runtime_backend, public reach_table {
     oneside::detail::shm_object object;
     std::uintptr_t base;
     std::size_t len;
+    bool moved = false;  // user pages an exposure of the same id moved here (moved_flag)
   };
   struct exposed_range {
     std::uintptr_t base;
@@ -216,6 +220,13 @@ class shm final : public runtime_backend, public reach_table {
   // A fresh id for a segment or exposure: 62 random bits (ids name shared-memory objects, which
   // another user must not guess), none in use. Caller holds segments_mutex_.
   std::uint64_t new_object_id() const;
+  // expose() and expose_optional(): moves the pages of `e` into shared memory where it can
+  // (only when stores can be fenced, for `optional`) and records it under a fresh `id`
+  // (`optional`: only when the pages moved). False when nothing was recorded. Caller holds
+  // segments_mutex_.
+  bool expose_range(std::uint64_t& id, exposed_range& e, bool optional);
+  // Gives the pages exposure `e` moved back to the program as private memory.
+  void move_back(const exposed_range& e, const oneside::detail::shm_object& object) noexcept;
 
   std::atomic_flag consumer_busy_ = ATOMIC_FLAG_INIT;  // one thread drains the queue at a time
   std::atomic<std::uint64_t> replies_free_{~std::uint64_t{0}};  // a bit per free reply slot
