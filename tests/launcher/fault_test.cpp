@@ -38,16 +38,6 @@ std::string job_of(const std::string& out) {
   return {};
 }
 
-// The names of oneside's objects in /dev/shm that start with `prefix`.
-std::vector<std::string> objects_starting(const std::string& prefix) {
-  std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
-    const std::string name = e.path().filename().string();
-    if (name.starts_with(prefix)) names.push_back(name);
-  }
-  return names;
-}
-
 class Fault : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override { become_subreaper(); }
@@ -78,6 +68,16 @@ TEST_P(Fault, ARankKilledAnywhereEndsTheJobCleanlyOnShm) {
 }
 
 #if defined(ONESIDE_TEST_MPIEXEC)
+// The names of oneside's objects in /dev/shm that start with `prefix`.
+std::vector<std::string> objects_starting(const std::string& prefix) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with(prefix)) names.push_back(name);
+  }
+  return names;
+}
+
 // mpirun ends the job when a rank dies; what the job made in /dev/shm goes with it (its objects
 // are named after rank 0's pid).
 TEST_P(Fault, ARankKilledAnywhereEndsTheJobCleanlyOnMpi) {
