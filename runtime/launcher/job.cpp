@@ -159,7 +159,7 @@ class job {
       reaper_ = reaper::start(job_id_);
       boot_ =
           detail::shm_object(detail::shm_name(job_id_, "boot"), detail::boot_segment_bytes(size()),
-                             detail::shm_object::mode::create);
+                             detail::shm_object::mode::create, {.call = "oneside-run"});
       detail::init_boot_segment(boot_.data(), size());
       start_ranks();
       supervise();

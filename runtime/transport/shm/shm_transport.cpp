@@ -82,8 +82,10 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
   (void)detail::amo_message_handler();  // registered before any peer may send one
 
   const page_layout layout = page_layout::of(count_, opts_.am_slots, opts_.am_slot_bytes);
+  // Reserved whole: its message slots are all used in turn.
   const std::uint64_t nonce = shm_object::create_under_random_name(
-      own_page_object_, layout.total, "runtime", [] { return oneside::detail::random_u64(); },
+      own_page_object_, layout.total, {.call = "runtime"},
+      [] { return oneside::detail::random_u64(); },
       [&](std::uint64_t v) { return shm_name(job_, page_name(me_, v)); });
   auto* base = static_cast<std::byte*>(own_page_object_.data());
   auto* hdr = new (base) page_header{};

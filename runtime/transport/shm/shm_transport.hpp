@@ -76,7 +76,10 @@ class shm final : public runtime_backend, public reach_table {
   int size() const noexcept override { return size_; }
   std::span<const rank_t> node_ranks() const noexcept override { return node_ranks_; }
 
-  segment allocate_segment(std::size_t bytes) override;
+  using backend::allocate_segment;
+  segment allocate_segment(std::size_t bytes, const segment_request& how) override;
+  void reserve(const segment& s, std::size_t offset, std::size_t bytes,
+               std::string_view call) override;
   exposure expose(void* base, std::size_t bytes) override;
 
   void put(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src, completion* c) override;
