@@ -17,6 +17,7 @@
 #include "launcher/unique_fd.hpp"
 #include "runtime/settings.hpp"
 #include "topology/binding.hpp"
+#include "transport/shm/shm_object.hpp"
 
 namespace oneside::launcher {
 namespace {
@@ -58,6 +59,28 @@ std::string settings_text() {
     out.append("\n  ").append(s.meaning);
     if (s.set_by_launcher) out.append(" Set by oneside-run for each rank.");
     out.append("\n");
+  }
+  return out;
+}
+
+// What --cleanup did: "oneside-run: removed 5 shared-memory objects of 2 dead jobs", and what
+// it left because nobody can tell whether its job is alive.
+std::string cleanup_text(const detail::sweep_result& r) {
+  const auto count = [](int n, std::string_view noun) {
+    std::string s = std::to_string(n);
+    s.append(" ").append(noun);
+    if (n != 1) s += 's';
+    return s;
+  };
+  std::string out = "oneside-run: removed ";
+  out.append(count(r.objects, "shared-memory object")).append(" of ");
+  out.append(count(r.jobs, "dead job")).append("\n");
+  if (r.unknown_objects > 0) {
+    out.append("oneside-run: left alone ").append(count(r.unknown_objects, "object"));
+    out.append(" of ").append(count(r.unknown_jobs, "job"));
+    out.append(
+        " without a liveness record (started by an older oneside, alive or not: remove "
+        "/dev/shm/oneside.<job>.* by hand once such a job is gone)\n");
   }
   return out;
 }
@@ -130,6 +153,9 @@ int main_impl(int argc, char** argv) {
       }
       case launch_options::action::settings:
         print(STDOUT_FILENO, settings_text());
+        return 0;
+      case launch_options::action::cleanup:
+        print(STDOUT_FILENO, cleanup_text(detail::sweep_dead_jobs()));
         return 0;
       case launch_options::action::run:
         break;

@@ -83,6 +83,10 @@ launch_options parse_command_line(std::span<const char* const> args) {
     } else if (name == "--settings") {
       o.what = launch_options::action::settings;
       return o;
+    } else if (name == "--cleanup") {
+      no_value();
+      o.what = launch_options::action::cleanup;
+      return o;
     } else {
       throw usage_error(std::string("unknown option ").append(quoted(arg)));
     }
@@ -111,13 +115,18 @@ Options:
   --timeout SECONDS       kill the job after SECONDS (default: ONESIDE_TIMEOUT; 0: no limit)
   --tag-output            prefix every line of the ranks' output with [rank]
   --settings              list every ONESIDE_* setting: default, current value, meaning
+  --cleanup               remove what dead jobs of this user left in /dev/shm (jobs whose
+                          launcher and reaper were killed with SIGKILL), say how much, exit
   -h, --help              print this help and exit
   --version               print the version and exit
   --                      end of options: what follows is the program
 
 Environment: ONESIDE_BIND_TO, ONESIDE_TIMEOUT, ONESIDE_KILL_GRACE_MS (see --settings).
 When the job ends early, the remaining ranks get SIGTERM, then SIGKILL after
-ONESIDE_KILL_GRACE_MS; the job's shared memory is always removed.
+ONESIDE_KILL_GRACE_MS; the job's shared memory is always removed. Every launch (and
+--cleanup) also removes the shared memory of this user's dead jobs on this node: jobs no
+live process holds any more; live jobs, other users' objects and objects of jobs started by
+an older oneside are never touched.
 Rank 0 reads the launcher's stdin unless it is a terminal; other ranks read /dev/null.
 
 Exit status:

@@ -22,7 +22,7 @@ class usage_error : public std::runtime_error {
 };
 
 struct launch_options {
-  enum class action : std::uint8_t { run, help, version, settings };
+  enum class action : std::uint8_t { run, help, version, settings, cleanup };
   action what = action::run;
   int ranks = 0;                               // -n; 0 when absent
   std::optional<detail::bind_policy> bind_to;  // --bind-to; else ONESIDE_BIND_TO
@@ -37,7 +37,7 @@ inline constexpr int max_ranks = 65536;
 // Largest --timeout accepted, in seconds (about 30 years).
 inline constexpr std::int64_t max_timeout_s = 1'000'000'000;
 
-// Parses argv[1..]. --help, --version and --settings win over everything after them; for
+// Parses argv[1..]. --help, --version, --settings and --cleanup win over everything after them; for
 // `run`, -n and the program are required. Throws usage_error.
 launch_options parse_command_line(std::span<const char* const> args);
 

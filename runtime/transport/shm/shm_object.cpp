@@ -7,14 +7,17 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <string>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 #include <utility>
+#include <vector>
 
 #include "runtime/check.hpp"
 
@@ -72,6 +75,8 @@ std::string human_bytes(std::size_t bytes) {
 namespace {
 
 constexpr std::string_view shm_dir = "/dev/shm";
+constexpr std::string_view object_stem = "oneside.";
+constexpr std::string_view record_what = "live";
 
 std::size_t page_bytes() noexcept {
   return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -273,21 +278,151 @@ void shm_object::unlink() noexcept {
   if (!name_.empty()) ::shm_unlink(name_.c_str());
 }
 
-int sweep_job_shm(std::string_view job_id) noexcept {
-  const std::string prefix = shm_prefix(job_id);
-  int removed = 0;
-  DIR* dir = ::opendir("/dev/shm");
-  if (dir == nullptr) return 0;
+// ---- sweeping ---------------------------------------------------------------------------
+
+namespace {
+
+// The objects of this user in /dev/shm named like oneside's, by job: regular files only (a
+// symbolic link or anything else planted there is never followed or removed).
+std::map<std::string, std::vector<std::string>> own_objects_by_job(std::string_view only_job) {
+  std::map<std::string, std::vector<std::string>> out;
+  DIR* dir = ::opendir(std::string(shm_dir).c_str());
+  if (dir == nullptr) return out;
+  const uid_t me = ::geteuid();
   while (const dirent* e = ::readdir(dir)) {
     const std::string_view n(e->d_name);
-    if (n.substr(0, prefix.size()) == prefix) {
-      std::string name(1, '/');
-      name.append(n);
-      if (::shm_unlink(name.c_str()) == 0) ++removed;
-    }
+    if (!n.starts_with(object_stem)) continue;
+    const std::size_t dot = n.find('.', object_stem.size());
+    if (dot == std::string_view::npos || dot == object_stem.size()) continue;
+    const std::string_view job = n.substr(object_stem.size(), dot - object_stem.size());
+    if (!only_job.empty() && job != only_job) continue;
+    struct stat st {};
+    if (::fstatat(::dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(st.st_mode) || st.st_uid != me) continue;
+    out[std::string(job)].emplace_back(n);
   }
   ::closedir(dir);
+  return out;
+}
+
+// Unlinks the job's objects, its record last; the caller holds the record exclusively (or is
+// the job's launcher or reaper, which outlive everything of the job). Returns how many.
+int remove_job_objects(std::string_view job_id) noexcept {
+  int removed = 0;
+  try {
+    const std::string record = shm_prefix(job_id).append(record_what);
+    bool has_record = false;
+    for (const auto& [job, names] : own_objects_by_job(job_id)) {
+      for (const std::string& n : names) {
+        if (n == record) {
+          has_record = true;
+          continue;
+        }
+        if (::shm_unlink(("/" + n).c_str()) == 0) ++removed;
+      }
+    }
+    if (has_record && ::shm_unlink(("/" + record).c_str()) == 0) ++removed;
+  } catch (...) {
+    // Out of memory for a listing: what is left stays for the next sweep.
+  }
   return removed;
+}
+
+void lock_or_retry(int fd, int how) noexcept {
+  while (::flock(fd, how) != 0 && errno == EINTR) {
+  }
+}
+
+bool is_linked(int fd) noexcept {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && st.st_nlink > 0;
+}
+
+}  // namespace
+
+int sweep_job_shm(std::string_view job_id) noexcept {
+  return remove_job_objects(job_id);
+}
+
+job_liveness job_liveness::join(std::string_view job_id, std::string_view call) {
+  const std::string name = shm_name(job_id, record_what);
+  constexpr int attempts = 8;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) raise_system(call, "cannot open the job's liveness record " + name, errno);
+    check_ours(fd, name, call);
+    lock_or_retry(fd, LOCK_SH);
+    // A sweeper that found the job dead (locked before us) has removed the record meanwhile:
+    // ours is a stale copy, make a fresh one.
+    if (is_linked(fd)) {
+      job_liveness l;
+      l.job_ = job_id;
+      l.fd_ = fd;
+      return l;
+    }
+    ::close(fd);
+  }
+  raise(error_class::intern, {.call = call},
+        "the job's liveness record " + name + " was removed " + std::to_string(attempts) +
+            " times while this process joined the job");
+}
+
+job_liveness::job_liveness(job_liveness&& o) noexcept
+    : job_(std::move(o.job_)), fd_(std::exchange(o.fd_, -1)) {}
+
+job_liveness& job_liveness::operator=(job_liveness&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    job_ = std::move(o.job_);
+    fd_ = std::exchange(o.fd_, -1);
+  }
+  return *this;
+}
+
+job_liveness::~job_liveness() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void job_liveness::leave() noexcept {
+  if (fd_ < 0) return;
+  // Turning the shared lock into an exclusive one drops it first: of the last processes leaving
+  // at once, one gets the record and the others leave it to that one.
+  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0 && is_linked(fd_)) remove_job_objects(job_);
+  ::close(fd_);
+  fd_ = -1;
+}
+
+sweep_result sweep_dead_jobs() noexcept {
+  sweep_result r;
+  try {
+    for (const auto& [job, names] : own_objects_by_job({})) {
+      const std::string record = shm_name(job, record_what);
+      const int fd = ::shm_open(record.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+      struct stat st {};
+      const bool ours = fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                        st.st_uid == ::geteuid() && (st.st_mode & 077) == 0;
+      if (!ours) {
+        // No record (an older oneside's job), or not a record of ours: alive or dead, nobody
+        // can tell; left alone.
+        if (fd >= 0) ::close(fd);
+        ++r.unknown_jobs;
+        r.unknown_objects += static_cast<int>(names.size());
+        continue;
+      }
+      // Held by a live process of the job: alive. Unlinked meanwhile: another sweeper (or the
+      // job's last process) removed the job.
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && is_linked(fd)) {
+        if (const int n = remove_job_objects(job); n > 0) {
+          ++r.jobs;
+          r.objects += n;
+        }
+      }
+      ::close(fd);
+    }
+  } catch (...) {
+    // Out of memory for the listing: nothing swept.
+  }
+  return r;
 }
 
 }  // namespace oneside::detail

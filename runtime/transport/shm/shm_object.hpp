@@ -7,6 +7,10 @@
 // SIGBUS long after the object was made. What cannot be reserved is error(no_mem) naming the
 // free space of /dev/shm, and nothing is left behind. An object may keep part of its memory
 // unreserved (an allocator's arena that is used from the front) and reserve it piecewise.
+//
+// Each process of a job on this node holds the job's liveness record (job_liveness), so that
+// the objects of jobs nobody holds any more (launcher and reaper killed with SIGKILL) can be
+// told from those of live jobs and removed (sweep_dead_jobs).
 #pragma once
 
 #include <cstddef>
@@ -21,7 +25,9 @@ namespace oneside::detail {
 std::string shm_prefix(std::string_view job_id);
 // "/oneside.<job>.<what>" : the name given to shm_open.
 std::string shm_name(std::string_view job_id, std::string_view what);
-// Unlinks every shared-memory object of the job; returns how many were removed.
+// Unlinks every shared-memory object of the job that belongs to this user (never another
+// user's object planted under the job's names, never a symbolic link's target); returns how
+// many were removed.
 int sweep_job_shm(std::string_view job_id) noexcept;
 // A fresh job identifier: unique on this node, unguessable by other users (the pid and 64 random
 // bits), safe in file names.
@@ -92,5 +98,53 @@ class shm_object {
   std::size_t size_ = 0;
   int fd_ = -1;  // kept while part of a created object is unreserved
 };
+
+// This process's part in a job on this node: a shared flock on the job's liveness record
+// "/oneside.<job>.live", which every live process of the job here holds (the launcher and its
+// reaper, and each rank while its runtime is open). A sweeper that gets the record's lock
+// exclusively knows that nobody of the job is left. The record is created (0600, this user's)
+// before any other object of the job and removed after all of them, so a job whose objects
+// exist has a record unless an older oneside made it.
+class job_liveness {
+ public:
+  job_liveness() = default;
+  // Creates the job's record or opens the existing one, and holds it. A record a sweeper
+  // removed between our open and our lock is noticed (it has no name any more) and made
+  // again. Throws error(intern) naming `call` when the record is another user's or open to
+  // others (never used then), or on a system error.
+  static job_liveness join(std::string_view job_id, std::string_view call);
+  job_liveness(job_liveness&& o) noexcept;
+  job_liveness& operator=(job_liveness&& o) noexcept;
+  job_liveness(const job_liveness&) = delete;
+  job_liveness& operator=(const job_liveness&) = delete;
+  ~job_liveness();  // stops holding (without sweeping)
+
+  // The record's descriptor (close-on-exec): a process forked without exec holds the record
+  // as long as it keeps this descriptor open.
+  int fd() const noexcept { return fd_; }
+  // Stops holding; the last process of the job on this node to leave removes whatever the
+  // job left in /dev/shm (objects of ranks that died) and the record.
+  void leave() noexcept;
+
+ private:
+  std::string job_;
+  int fd_ = -1;
+};
+
+// What sweep_dead_jobs did: objects removed and the jobs they belonged to, and objects left
+// alone because their job has no liveness record (made by an older oneside, whose processes
+// cannot be told alive or dead).
+struct sweep_result {
+  int jobs = 0;
+  int objects = 0;
+  int unknown_jobs = 0;
+  int unknown_objects = 0;
+};
+
+// Removes the objects of every job of this user on this node whose liveness record nobody
+// holds: one listing of /dev/shm, then for each job a non-blocking exclusive lock on its
+// record. Never touches a live job's objects, another user's objects or anything not
+// named like oneside's.
+sweep_result sweep_dead_jobs() noexcept;
 
 }  // namespace oneside::detail

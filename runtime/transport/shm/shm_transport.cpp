@@ -36,6 +36,7 @@ std::string page_name(int index, std::uint64_t nonce) {
 
 shm::shm(oneside::detail::bootstrap& boot, const options& opts)
     : boot_(boot),
+      liveness_(oneside::detail::job_liveness::join(boot.job_id(), "runtime")),
       rank_(opts.job_ranks.empty() ? boot.rank()
                                    : opts.job_ranks[static_cast<std::size_t>(boot.rank())]),
       size_(opts.job_size > 0 ? opts.job_size : boot.size()),
@@ -146,6 +147,7 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
 shm::~shm() {
   stop_agent();
   release_all();
+  liveness_.leave();
 }
 
 void shm::close() {
@@ -156,12 +158,14 @@ void shm::close() {
   drain();  // poll mode: messages that arrived before the barrier
   closed_.store(true, std::memory_order_release);
   release_all();
+  liveness_.leave();
 }
 
 void shm::abandon() noexcept {
   if (closed_.exchange(true, std::memory_order_acq_rel)) return;
   stop_agent();
   release_all();
+  liveness_.leave();
 }
 
 void shm::check_open(std::string_view call) const {

@@ -181,6 +181,9 @@ class shm final : public runtime_backend, public reach_table {
   void stop_agent() noexcept;
 
   oneside::detail::bootstrap& boot_;
+  // This process's hold on the job's liveness record (shm_object.hpp): made before any object
+  // of the job, left after all of this rank's are gone.
+  oneside::detail::job_liveness liveness_;
   rank_t rank_;                    // in the job
   int size_;                       // of the job
   int me_;                         // this rank's index among the backend's ranks
