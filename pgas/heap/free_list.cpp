@@ -118,7 +118,7 @@ std::string not_a_block(const void* p, std::string_view why) {
 
 }  // namespace
 
-void free_list::add_arena(void* base, std::size_t bytes) {
+void free_list::add_arena(void* base, std::size_t bytes, std::size_t reserved) {
   const error_context where{.call = "add_arena", .bytes = bytes};
   ONESIDE_CHECK(base != nullptr, error_class::arg, where, "the base is null");
   ONESIDE_CHECK(address(base) % arena_alignment == 0, error_class::arg, where,
@@ -128,6 +128,11 @@ void free_list::add_arena(void* base, std::size_t bytes) {
                 "an arena's size is a non-zero multiple of 4096 bytes, at most 2^40");
   ONESIDE_CHECK(address(base) <= UINTPTR_MAX - bytes, error_class::arg, where,
                 "the arena at " + hex(base) + " wraps around the address space");
+  reserved = std::min(reserved, bytes) / arena_alignment * arena_alignment;
+  ONESIDE_CHECK(reserved >= arena_alignment && (reserved == bytes || reserve_), error_class::arg,
+                where,
+                "an arena's first page must be reserved, and the rest too unless the list has a "
+                "reserve function");
   auto* const lo = static_cast<std::byte*>(base);
   const std::lock_guard lock(lock_);
   for (const arena& a : arenas_) {
@@ -137,7 +142,12 @@ void free_list::add_arena(void* base, std::size_t bytes) {
         "the arena at " + hex(base) + " overlaps the arena at " + hex(a.base));
   }
   by_address_.reserve(arenas_.size() + 1);  // both pushes below succeed or neither happens
-  arenas_.push_back(arena{.base = lo, .bytes = bytes, .first_free = nullptr, .last_free = nullptr});
+  arenas_.push_back(
+      arena{.base = lo,
+            .bytes = bytes,
+            .first_free = nullptr,
+            .last_free = nullptr,
+            .reserved_end = reserved == bytes ? UINTPTR_MAX : address(lo) + reserved});
   const std::size_t ai = arenas_.size() - 1;
   by_address_.insert(
       std::upper_bound(by_address_.begin(), by_address_.end(), address(lo),
@@ -225,7 +235,58 @@ void free_list::take(std::size_t ai, std::byte* b, word tag, std::size_t lead, s
   ++live_blocks_;
 }
 
-void* free_list::allocate(std::size_t bytes, std::size_t align) {
+std::size_t free_list::first_block_extent(std::size_t bytes, std::size_t align) noexcept {
+  // The fence and the free block's header, a lead block in front for a large alignment, the
+  // block, and the header and links of the free block after it.
+  const std::size_t lead = align > granule ? align + min_block : 0;
+  return 2 * tag_bytes + lead + block_bytes_for(bytes) + min_block;
+}
+
+void* free_list::allocate(std::size_t bytes, std::size_t align, std::string_view call) {
+  shortfall missing;
+  for (;;) {
+    if (void* p = allocate_in(bytes, align, &missing)) [[likely]] {
+      return p;
+    }
+    if (missing.ai == SIZE_MAX) return nullptr;
+    reserve_for(missing, call);
+    missing = shortfall{};
+  }
+}
+
+void* free_list::try_allocate(std::size_t bytes, std::size_t align) {
+  shortfall missing;
+  return allocate_in(bytes, align, &missing);
+}
+
+// Called without the lock: another thread may reserve the same stretch meanwhile, which costs
+// the reserve function a second call and nothing else.
+void free_list::reserve_for(const shortfall& m, std::string_view call) {
+  std::byte* base = nullptr;
+  std::size_t bytes = 0;
+  {
+    const std::lock_guard lock(lock_);
+    base = arenas_[m.ai].base;
+    bytes = arenas_[m.ai].bytes;
+  }
+  const auto pages = [](std::size_t n) {
+    return (n + arena_alignment - 1) / arena_alignment * arena_alignment;
+  };
+  const std::size_t exact = std::min(bytes, pages(m.to));
+  std::size_t to = std::min(bytes, pages(std::max(m.to, m.from + reserve_ahead)));
+  try {
+    reserve_(base, m.from, to - m.from, call);
+  } catch (...) {
+    if (to == exact) throw;
+    to = exact;  // what this block needs, when there is no room for more
+    reserve_(base, m.from, to - m.from, call);
+  }
+  const std::lock_guard lock(lock_);
+  arena& a = arenas_[m.ai];
+  a.reserved_end = to == bytes ? UINTPTR_MAX : std::max(a.reserved_end, address(base) + to);
+}
+
+void* free_list::allocate_in(std::size_t bytes, std::size_t align, shortfall* missing) {
   // (align & (align - 1)) rather than std::has_single_bit, which is a library call without
   // -mpopcnt.
   if (align == 0 || (align & (align - 1)) != 0 || align > max_alignment) [[unlikely]] {
@@ -248,6 +309,14 @@ void* free_list::allocate(std::size_t bytes, std::size_t align) {
         if (lead != 0 && lead < min_block) lead += align;
       }
       if (lead + need <= size) {
+        // What taking it writes: the block, and the tags and links of a free block after it.
+        const std::uintptr_t touched = address(b) + lead + need + min_block;
+        if (touched > a.reserved_end) [[unlikely]] {
+          const std::size_t end = touched - address(a.base);
+          *missing = shortfall{
+              .ai = ai, .from = a.reserved_end - address(a.base), .to = std::min(a.bytes, end)};
+          return nullptr;
+        }
         take(ai, b, w, lead, need);
         return b + lead + tag_bytes;
       }

@@ -21,7 +21,37 @@ constexpr std::size_t round_up(std::size_t n, std::size_t to) noexcept {
 global_heap::global_heap(transport::backend& t, std::size_t segment_bytes, std::size_t cap)
     : transport_(t),
       segment_bytes_(round_up(segment_bytes == 0 ? page : segment_bytes, page)),
-      cap_(cap) {}
+      cap_(cap) {
+  list_.set_reserve([this](void* base, std::size_t offset, std::size_t bytes,
+                           std::string_view call) { reserve(base, offset, bytes, call); });
+}
+
+void global_heap::reserve(void* base, std::size_t offset, std::size_t bytes,
+                          std::string_view call) {
+  const std::lock_guard lock(segments_mutex_);
+  for (const transport::segment& s : segments_) {
+    if (s.base() == base) return transport_.reserve(s, offset, bytes, call);
+  }
+  oneside::detail::raise(error_class::intern, {.call = call},
+                         "the heap has no segment at the arena it reserves memory of");
+}
+
+void global_heap::add_segment(transport::segment seg, std::size_t reserved) {
+  void* const base = seg.base();
+  const std::size_t size = seg.size();
+  {
+    // Found by reserve() before the free list can hand out a block of it.
+    const std::lock_guard lock(segments_mutex_);
+    segments_.push_back(std::move(seg));
+  }
+  try {
+    list_.add_arena(base, size, reserved);
+  } catch (...) {
+    const std::lock_guard lock(segments_mutex_);
+    segments_.pop_back();
+    throw;
+  }
+}
 
 global_heap::~global_heap() {
   std::thread last;
@@ -47,7 +77,7 @@ void* global_heap::grow_and_allocate(std::size_t bytes, std::size_t align, std::
 }
 
 void* global_heap::try_allocate(std::size_t bytes, std::size_t align) {
-  return list_.allocate(bytes, align);
+  return list_.try_allocate(bytes, align);
 }
 
 void global_heap::defer(std::function<void()> job) {
@@ -93,10 +123,13 @@ void global_heap::grow(std::size_t bytes, std::size_t align, std::string_view ca
                       " bytes in segments, " + std::to_string(list_.stats().largest_free) +
                       " the largest free block)");
   }
-  // In the transport's table of exposed memory from now on: peers reach it.
-  transport::segment seg = transport_.allocate_segment(size);
-  list_.add_arena(seg.base(), size);
-  segments_.push_back(std::move(seg));
+  // In the transport's table of exposed memory from now on: peers reach it. Reserved as far
+  // as the block it is made for reaches (and its last page, where the free list keeps its end
+  // fence); when that cannot be, the segment is not made and the heap is as it was.
+  const std::size_t front = round_up(free_list::first_block_extent(bytes, align), page);
+  add_segment(transport_.allocate_segment(
+                  size, {.call = call, .reserve_front = front, .reserve_back = page}),
+              front);
 }
 
 void global_heap::add_group_segment(std::span<const rank_t> members) {
@@ -104,10 +137,10 @@ void global_heap::add_group_segment(std::span<const rank_t> members) {
   const std::size_t size =
       cap_ != 0 ? std::min(cap_ / page * page, segment_bytes_) : segment_bytes_;
   if (size < page) return;
-  transport::segment seg = transport_.allocate_group(members, size);
+  transport::segment seg = transport_.allocate_group(
+      members, size, {.call = "runtime", .reserve_front = page, .reserve_back = page});
   const std::lock_guard lock(grow_mutex_);
-  list_.add_arena(seg.base(), size);
-  segments_.push_back(std::move(seg));
+  add_segment(std::move(seg), page);
 }
 
 void global_heap::check_block(const void* p) const {

@@ -35,7 +35,7 @@ class global_heap {
   // than a segment can hold), arg (bad alignment). Inline: the free list serves almost every
   // call, so the public allocate path goes straight to it.
   void* allocate(std::size_t bytes, std::size_t align, std::string_view call = "allocate") {
-    if (void* p = list_.allocate(bytes, align)) [[likely]] {
+    if (void* p = list_.allocate(bytes, align, call)) [[likely]] {
       return p;
     }
     return grow_and_allocate(bytes, align, call);
@@ -44,8 +44,9 @@ class global_heap {
   // together (transport::backend::allocate_group), which it may reach faster than segments in
   // general (MPI: a window of its own). Of ONESIDE_HEAP_SEGMENT_BYTES, within the cap.
   void add_group_segment(std::span<const rank_t> members);
-  // A block from the segments there are, or null when the heap would have to grow (a new
-  // segment may wait for the transport: active-message handlers call this).
+  // A block from the segments there are, or null when the heap would have to grow or reserve
+  // memory first (a new segment may wait for the transport, and reserving is a system call:
+  // active-message handlers call this).
   void* try_allocate(std::size_t bytes, std::size_t align);
   void deallocate(void* p) { list_.deallocate(p); }
   void check_block(const void* p) const;
@@ -65,12 +66,21 @@ class global_heap {
   void grow(std::size_t bytes, std::size_t align, std::string_view call);
   void run_deferred() noexcept;
 
+  // Adds `seg` to the segments and to the free list, its first `reserved` bytes and its last
+  // page reserved. Caller holds grow_mutex_.
+  void add_segment(transport::segment seg, std::size_t reserved);
+  // The free list's reserve function: reserves part of the segment at `base`.
+  void reserve(void* base, std::size_t offset, std::size_t bytes, std::string_view call);
+
   transport::backend& transport_;
   const std::size_t segment_bytes_;
   const std::size_t cap_;
   free_list list_;
-  std::mutex grow_mutex_;                     // one growth at a time
-  std::vector<transport::segment> segments_;  // guarded by grow_mutex_
+  std::mutex grow_mutex_;  // one growth at a time
+  // Segments are reserved as the free list reaches into them (transport::segment_request):
+  // a segment of 64 MiB costs /dev/shm only what its blocks use.
+  std::mutex segments_mutex_;                 // taken inside grow_mutex_, never around list_
+  std::vector<transport::segment> segments_;  // guarded by segments_mutex_
   std::mutex defer_mutex_;
   std::deque<std::function<void()>> deferred_;  // guarded by defer_mutex_
   bool deferring_ = false;                      // the thread runs; guarded by defer_mutex_

@@ -64,7 +64,17 @@ symmetric_heap::symmetric_heap(transport::backend& t, const team& world, std::si
       rank_(world.rank()),
       ranks_(static_cast<std::size_t>(world.size())),
       segment_bytes_(round_up(segment_bytes == 0 ? page : segment_bytes, page)),
-      cap_(cap) {}
+      cap_(cap) {
+  // Segments are reserved as blocks reach into them (only allocate(), a collective of one
+  // thread per rank, adds segments or calls this).
+  list_.set_reserve(
+      [this](void* base, std::size_t offset, std::size_t bytes, std::string_view call) {
+        for (const transport::segment& s : segments_) {
+          if (s.base() == base) return transport_.reserve(s, offset, bytes, call);
+        }
+        raise(error_class::intern, {.call = call}, "the symmetric heap has no segment there");
+      });
+}
 
 symmetric_heap::~symmetric_heap() = default;
 
@@ -86,19 +96,36 @@ void* symmetric_heap::allocate(std::size_t bytes, std::size_t align) {
                 "larger than the symmetric heap can ever serve");
 
   // 2. The same calls on the same segments give the same offsets; the allreduce that checks
-  // so is also the barrier (every rank has its block when any returns).
-  void* p = list_.allocate(bytes, align);
-  std::int64_t at = p != nullptr ? offset_of(reinterpret_cast<std::uintptr_t>(p)) : -1;
-  range got = world_range(world_, at, 0)[0];
-  if (got.hi < 0) {
+  // so is also the barrier (every rank has its block when any returns). A rank whose block
+  // reaches memory it cannot reserve says so (-2) instead of its offset.
+  constexpr std::int64_t no_room = -1;
+  constexpr std::int64_t unreserved = -2;
+  std::exception_ptr why_unreserved;
+  void* p = nullptr;
+  const auto place = [&] {
+    try {
+      p = list_.allocate(bytes, align, where.call);
+    } catch (const error& e) {
+      if (e.error_class() != error_class::no_mem) throw;
+      why_unreserved = std::current_exception();
+      return world_range(world_, unreserved, 0)[0];
+    }
+    return world_range(
+        world_, p != nullptr ? offset_of(reinterpret_cast<std::uintptr_t>(p)) : no_room, 0)[0];
+  };
+  range got = place();
+  if (got.lo >= no_room && got.hi < 0) {
     // No rank had room (all alike): a new segment everywhere, then again.
     grow(bytes, align);
-    p = list_.allocate(bytes, align);
-    at = p != nullptr ? offset_of(reinterpret_cast<std::uintptr_t>(p)) : -1;
-    got = world_range(world_, at, 0)[0];
+    got = place();
   }
   if (got.is_one_value() && got.lo >= 0) return p;
   if (p != nullptr) list_.deallocate(p);
+  if (got.lo == unreserved) {
+    if (why_unreserved) std::rethrow_exception(why_unreserved);
+    raise(error_class::no_mem, where,
+          "another rank could not reserve shared memory for its block, so no rank allocated it");
+  }
   raise(error_class::intern, where,
         "the ranks' symmetric heaps diverged (the block would lie at heap offsets " +
             std::to_string(got.lo) + " to " + std::to_string(got.hi) + ")");
@@ -113,10 +140,12 @@ void symmetric_heap::grow(std::size_t bytes, std::size_t align) {
       page);
   const std::size_t size = std::max(segment_bytes_, need);
   const std::size_t n = count_.load(std::memory_order_relaxed);
+  const std::size_t reserved_front = round_up(free_list::first_block_extent(bytes, align), page);
 
   // This rank's segment, or why there is none (not raised yet: every rank must reach the
   // allgather).
   std::string why;
+  std::exception_ptr no_memory;  // the transport's own no_mem, raised as it is on this rank
   transport::segment seg;
   if (n == max_segments) {
     why = "the symmetric heap has " + std::to_string(max_segments) + " segments already";
@@ -126,7 +155,13 @@ void symmetric_heap::grow(std::size_t bytes, std::size_t align) {
           " bytes in segments, " + std::to_string(size) + " more needed)";
   } else {
     try {
-      seg = transport_.allocate_segment(size);
+      // Reserved as far as the block it is made for reaches, and its last page (the free
+      // list's end fence); the rest as blocks reach it.
+      seg = transport_.allocate_segment(
+          size, {.call = where.call, .reserve_front = reserved_front, .reserve_back = page});
+    } catch (const error& e) {
+      why = std::string("no segment of ") + std::to_string(size) + " bytes: " + e.what();
+      if (e.error_class() == error_class::no_mem) no_memory = std::current_exception();
     } catch (const std::exception& e) {
       why = std::string("no segment of ") + std::to_string(size) + " bytes: " + e.what();
     }
@@ -141,6 +176,7 @@ void symmetric_heap::grow(std::size_t bytes, std::size_t align) {
     if (all[2 * r + 1] != size) sizes_differ = true;
   }
   if (failed != no_rank || sizes_differ) {
+    if (no_memory) std::rethrow_exception(no_memory);
     ONESIDE_CHECK(why.empty(), error_class::no_mem, where, why);
     ONESIDE_CHECK(
         failed == no_rank, error_class::no_mem, where,
@@ -150,7 +186,7 @@ void symmetric_heap::grow(std::size_t bytes, std::size_t align) {
           "(ONESIDE_HEAP_SEGMENT_BYTES must be the same on every rank)");
   }
 
-  list_.add_arena(seg.base(), size);
+  list_.add_arena(seg.base(), size, reserved_front);
   segment_row& row = rows_[n];
   row.bytes = size;
   row.bases = std::make_unique<std::uintptr_t[]>(ranks_);

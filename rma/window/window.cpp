@@ -117,6 +117,28 @@ void apply_hints(window_impl& w, const info& hints, bool at_creation) {
   }
 }
 
+// Runs `make`, which makes this member's shared memory of a window, on every member of `t`:
+// when it raises no_mem on any member (shared memory is reserved as it is made, and /dev/shm
+// may have no room), every member raises, the one that failed its own error and the others
+// one naming it, so that nobody waits for it in the window's next collective.
+template <class Make>
+void make_on_every_member(const team& t, std::string_view call, std::size_t bytes, Make&& make) {
+  std::exception_ptr failed;
+  try {
+    make();
+  } catch (const error& e) {
+    if (e.error_class() != error_class::no_mem) throw;
+    failed = std::current_exception();
+  }
+  const rank_t first = allreduce(t, failed ? t.rank() : t.size(), op::min);
+  if (first == t.size()) return;
+  if (failed) std::rethrow_exception(failed);
+  oneside::detail::raise(error_class::no_mem, {.call = call, .bytes = bytes},
+                         "member " + std::to_string(first) +
+                             " could not reserve shared memory for its part, so no member made "
+                             "the window");
+}
+
 // Builds a window of any flavour. Collective over `t`.
 std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_base,
                                    std::size_t bytes, std::ptrdiff_t disp_unit, const info& hints,
@@ -160,9 +182,11 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
   // This member's control block, followed by its memory for allocate windows: a group the
   // transport may serve faster (on MPI, a window of its own; transport::allocate_group).
   const bool memory_in_segment = fl == rma::flavor::allocate;
-  w->segment = memory_in_segment
-                   ? tp.allocate_group(w->team.group().world_ranks(), w->ctl_size() + bytes)
-                   : tp.allocate_segment(w->ctl_size());
+  make_on_every_member(w->team, call, bytes, [&] {
+    w->segment = memory_in_segment ? tp.allocate_group(w->team.group().world_ranks(),
+                                                       w->ctl_size() + bytes, {.call = call})
+                                   : tp.allocate_segment(w->ctl_size(), {.call = call});
+  });
   w->own_ctl = new (w->segment.base()) window_ctl{};
   for (int r = 0; r < 3 * w->size; ++r) {
     new (detail::pscw_posted(w->own_ctl) + r) std::atomic<std::uint64_t>{0};
@@ -196,7 +220,8 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
     const std::vector<std::uint64_t> sizes = allgather(w->team, std::uint64_t{bytes});
     if (noncontig) {
       // Each member's part in a segment of its own, placed where the member likes (WIN-10).
-      w->shared_memory = tp.allocate_segment(bytes);
+      make_on_every_member(w->team, call, bytes,
+                           [&] { w->shared_memory = tp.allocate_segment(bytes, {.call = call}); });
       mine.shared_segment = w->shared_memory.address();
       mine.shared_bytes = bytes;
     } else {
@@ -205,12 +230,12 @@ std::unique_ptr<window_impl> build(rma::flavor fl, const team& t, void* user_bas
       std::uint64_t total = 0;
       for (std::uint64_t s : sizes) total += s;
       for (rank_t r = 0; r < w->rank; ++r) mine.shared_offset += sizes[static_cast<std::size_t>(r)];
-      std::uint64_t where = 0;
-      if (w->rank == 0 && total > 0) {
-        w->shared_memory = tp.allocate_segment(total);
-        where = w->shared_memory.address();
-      }
-      mine.shared_segment = broadcast(w->team, where, 0);
+      make_on_every_member(w->team, call, bytes, [&] {
+        if (w->rank == 0 && total > 0) {
+          w->shared_memory = tp.allocate_segment(total, {.call = call});
+        }
+      });
+      mine.shared_segment = broadcast(w->team, std::uint64_t{w->shared_memory.address()}, 0);
       mine.shared_bytes = total;
     }
     // Map the shared memory, then every member knows where its own part is here.

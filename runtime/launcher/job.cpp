@@ -160,10 +160,16 @@ class job {
 
   int run() {
     try {
-      reaper_ = reaper::start(job_id_);
+      // What dead jobs of this user left (their launcher and reaper were killed with SIGKILL).
+      (void)detail::sweep_dead_jobs();
+      // The job's liveness record first: it covers every object of the job made after it, and
+      // the reaper holds it too (inherited), so that the job stays alive to sweepers for as
+      // long as either lives.
+      liveness_ = detail::job_liveness::join(job_id_, "oneside-run");
+      reaper_ = reaper::start(job_id_, liveness_.fd());
       boot_ =
           detail::shm_object(detail::shm_name(job_id_, "boot"), detail::boot_segment_bytes(size()),
-                             detail::shm_object::mode::create);
+                             detail::shm_object::mode::create, {.call = "oneside-run"});
       detail::init_boot_segment(boot_.data(), size());
       start_ranks();
       supervise();
@@ -495,13 +501,15 @@ class job {
     }
     if (pgid_ > 0) ::kill(-pgid_, SIGKILL);
     boot_ = detail::shm_object();
-    detail::sweep_job_shm(job_id_);
+    detail::sweep_job_shm(job_id_);  // the liveness record last
+    liveness_ = detail::job_liveness();
     reaper_.dismiss();
   }
 
   const job_spec& spec_;
   signal_channel signals_;  // first: signals are blocked before any child exists
   std::string job_id_;
+  detail::job_liveness liveness_;
   reaper reaper_;
   detail::shm_object boot_;
   unique_fd dev_null_;

@@ -19,6 +19,7 @@
 #include "launcher/wait_report.hpp"
 #include "runtime/settings.hpp"
 #include "topology/binding.hpp"
+#include "transport/shm/shm_object.hpp"
 
 namespace oneside::launcher {
 namespace {
@@ -107,6 +108,28 @@ void check_settings() {
   }
 }
 
+// What --cleanup did: "oneside-run: removed 5 shared-memory objects of 2 dead jobs", and what
+// it left because nobody can tell whether its job is alive.
+std::string cleanup_text(const detail::sweep_result& r) {
+  const auto count = [](int n, std::string_view noun) {
+    std::string s = std::to_string(n);
+    s.append(" ").append(noun);
+    if (n != 1) s += 's';
+    return s;
+  };
+  std::string out = "oneside-run: removed ";
+  out.append(count(r.objects, "shared-memory object")).append(" of ");
+  out.append(count(r.jobs, "dead job")).append("\n");
+  if (r.unknown_objects > 0) {
+    out.append("oneside-run: left alone ").append(count(r.unknown_objects, "object"));
+    out.append(" of ").append(count(r.unknown_jobs, "job"));
+    out.append(
+        " without a liveness record (started by an older oneside, alive or not: remove "
+        "/dev/shm/oneside.<job>.* by hand once such a job is gone)\n");
+  }
+  return out;
+}
+
 detail::bind_policy choose_policy(const launch_options& o) {
   if (o.bind_to) return *o.bind_to;
   const std::string v = detail::setting_string("ONESIDE_BIND_TO");
@@ -179,6 +202,9 @@ int main_impl(int argc, char** argv) {
       }
       case launch_options::action::dump:
         return dump_jobs(o.dump_job);
+      case launch_options::action::cleanup:
+        print(STDOUT_FILENO, cleanup_text(detail::sweep_dead_jobs()));
+        return 0;
       case launch_options::action::run:
         break;
     }

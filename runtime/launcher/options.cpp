@@ -95,6 +95,10 @@ launch_options parse_command_line(std::span<const char* const> args) {
         o.dump_job = args[i + 1];
       }
       return o;
+    } else if (name == "--cleanup") {
+      no_value();
+      o.what = launch_options::action::cleanup;
+      return o;
     } else {
       throw usage_error(std::string("unknown option ").append(quoted(arg)));
     }
@@ -126,6 +130,8 @@ Options:
   --dump [JOB]            print what the ranks of every running job of this user on this
                           node (or of JOB: a job id or its launcher's pid) wait for; a
                           launcher sent SIGUSR1 prints the same for its own job on stderr
+  --cleanup               remove what dead jobs of this user left in /dev/shm (jobs whose
+                          launcher and reaper were killed with SIGKILL), say how much, exit
   -h, --help              print this help and exit
   --version               print the version and exit
   --                      end of options: what follows is the program
@@ -137,7 +143,10 @@ names are warnings. With ONESIDE_HANG_TIMEOUT=S, a job in which every rank waits
 (or has ended) and none makes progress for S seconds is ended after printing what each
 rank waits for (the call, its window or team, the target, the epoch, what is outstanding).
 When the job ends early, the remaining ranks get SIGTERM, then SIGKILL after
-ONESIDE_KILL_GRACE_MS; the job's shared memory is always removed.
+ONESIDE_KILL_GRACE_MS; the job's shared memory is always removed. Every launch (and
+--cleanup) also removes the shared memory of this user's dead jobs on this node: jobs no
+live process holds any more; live jobs, other users' objects and objects of jobs started by
+an older oneside are never touched.
 Rank 0 reads the launcher's stdin unless it is a terminal; other ranks read /dev/null.
 
 Exit status:

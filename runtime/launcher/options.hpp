@@ -22,7 +22,7 @@ class usage_error : public std::runtime_error {
 };
 
 struct launch_options {
-  enum class action : std::uint8_t { run, help, version, settings, dump };
+  enum class action : std::uint8_t { run, help, version, settings, dump, cleanup };
   action what = action::run;
   int ranks = 0;                               // -n; 0 when absent
   std::optional<detail::bind_policy> bind_to;  // --bind-to; else ONESIDE_BIND_TO
@@ -34,8 +34,8 @@ struct launch_options {
 };
 
 // Parses argv[1..]. -n and --timeout take the ranges of ONESIDE_SIZE and ONESIDE_TIMEOUT. --help,
-// --version, --settings and --dump win over everything after them; for `run`, -n and the
-// program are required. Throws usage_error.
+// --version, --settings, --dump and --cleanup win over everything after them; for `run`, -n and
+// the program are required. Throws usage_error.
 launch_options parse_command_line(std::span<const char* const> args);
 
 // The text of --help.

@@ -22,7 +22,8 @@ namespace {
 constexpr char msg_group = 'g';
 constexpr char msg_done = 'd';
 
-void close_other_descriptors(int keep) noexcept {
+// Leaves the pipe on descriptor 3 and the liveness record (if any) on 4, nothing else.
+void close_other_descriptors(int pipe_fd, int liveness_fd) noexcept {
   // Hold nothing of the launcher's: above all not the pipes a caller reads the launcher's
   // output from, which would otherwise stay open until the reaper exits.
   const int dev_null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -30,11 +31,18 @@ void close_other_descriptors(int keep) noexcept {
     ::dup2(dev_null, STDIN_FILENO);
     ::dup2(dev_null, STDOUT_FILENO);
   }
-  if (keep != 3) {
-    ::dup2(keep, 3);
+  // Out of the way first, so that neither lands on the other's place.
+  constexpr int above = 10;
+  const int pipe_copy = ::fcntl(pipe_fd, F_DUPFD, above);
+  const int liveness_copy = liveness_fd >= 0 ? ::fcntl(liveness_fd, F_DUPFD, above) : -1;
+  ::dup2(pipe_copy, 3);
+  int first_closed = 4;
+  if (liveness_copy >= 0) {
+    ::dup2(liveness_copy, 4);
+    first_closed = 5;
   }
-  if (::close_range(4, ~0U, 0) != 0) {
-    for (int fd = 4; fd < 1024; ++fd) ::close(fd);
+  if (::close_range(static_cast<unsigned>(first_closed), ~0U, 0) != 0) {
+    for (int fd = first_closed; fd < 1024; ++fd) ::close(fd);
   }
 }
 
@@ -44,7 +52,8 @@ void pause_ms(long ms) noexcept {
   }
 }
 
-[[noreturn]] void reaper_main(int pipe_fd, const std::string& job_id, pid_t launcher) noexcept {
+[[noreturn]] void reaper_main(int pipe_fd, int liveness_fd, const std::string& job_id,
+                              pid_t launcher) noexcept {
   // Its own process group: a Ctrl-C on the terminal or a kill of the launcher's group must
   // not take the reaper down with the launcher. It ignores the polite signals for the same
   // reason; it ends when the launcher says so or is gone.
@@ -53,7 +62,7 @@ void pause_ms(long ms) noexcept {
   ignore.sa_handler = SIG_IGN;
   ::sigemptyset(&ignore.sa_mask);
   for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::sigaction(s, &ignore, nullptr);
-  close_other_descriptors(pipe_fd);
+  close_other_descriptors(pipe_fd, liveness_fd);
 
   pid_t group = 0;
   char buf[64];
@@ -95,14 +104,14 @@ void pause_ms(long ms) noexcept {
 
 }  // namespace
 
-reaper reaper::start(const std::string& job_id) {
+reaper reaper::start(const std::string& job_id, int liveness_fd) {
   pipe_ends p = make_pipe();
   const pid_t launcher = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) detail::raise_system("fork", "cannot start the job's reaper", errno);
   if (pid == 0) {
     p.write.reset();
-    reaper_main(p.read.get(), job_id, launcher);
+    reaper_main(p.read.get(), liveness_fd, job_id, launcher);
   }
   return reaper(pid, std::move(p.write));
 }

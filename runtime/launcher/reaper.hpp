@@ -16,9 +16,11 @@ namespace oneside::launcher {
 class reaper {
  public:
   reaper() = default;
-  // Forks the reaper of job `job_id`. Call while the launcher has no other thread (the child
-  // runs ordinary code after fork). Throws error(intern).
-  static reaper start(const std::string& job_id);
+  // Forks the reaper of job `job_id`, which keeps descriptor `liveness_fd` (the job's
+  // liveness record: the job is alive to sweepers while the reaper lives). Call while the
+  // launcher has no other thread (the child runs ordinary code after fork). Throws
+  // error(intern).
+  static reaper start(const std::string& job_id, int liveness_fd);
 
   reaper(reaper&& o) noexcept;
   reaper& operator=(reaper&& o) noexcept;

@@ -43,9 +43,17 @@ class router final : public runtime_backend {
   int size() const noexcept override { return size_; }
   std::span<const rank_t> node_ranks() const noexcept override { return node_->node_ranks(); }
 
-  segment allocate_segment(std::size_t bytes) override { return net_->allocate_segment(bytes); }
-  segment allocate_group(std::span<const rank_t> members, std::size_t bytes) override {
-    return net_->allocate_group(members, bytes);
+  using backend::allocate_segment;
+  segment allocate_segment(std::size_t bytes, const segment_request& how) override {
+    return net_->allocate_segment(bytes, how);
+  }
+  segment allocate_group(std::span<const rank_t> members, std::size_t bytes,
+                         const segment_request& how) override {
+    return net_->allocate_group(members, bytes, how);
+  }
+  void reserve(const segment& s, std::size_t offset, std::size_t bytes,
+               std::string_view call) override {
+    net_->reserve(s, offset, bytes, call);
   }
   exposure expose(void* base, std::size_t bytes) override { return net_->expose(base, bytes); }
   exposure expose_optional(void* base, std::size_t bytes) override {

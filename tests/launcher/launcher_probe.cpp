@@ -24,6 +24,9 @@
 //                       inherits the job's variables) with --solo and fails unless the child
 //                       exits 0 within 20 s
 //   --solo              open the runtime; exit 0 when it is a job of one rank, else 1
+//   --hold FILE         with --runtime: after the barrier, create FILE.r<rank>, wait (at most
+//                       60 s) until FILE exists, then fail unless this rank's --shm object is
+//                       still there, and barrier again (a live job other jobs must not touch)
 //   --sleep S           sleep S seconds, then exit 0 (what the launcher must cut short)
 //   -- ARGS...          recorded as they arrive, never interpreted
 #include <charconv>
@@ -72,6 +75,7 @@ struct probe_options {
   bool spawn_solo = false;
   bool solo = false;
   int runtime_exit_rank = -1;
+  std::string hold;
   std::vector<std::string> passed;  // after --
 };
 
@@ -120,6 +124,8 @@ probe_options parse(int argc, char** argv) {
       o.spawn_solo = true;
     } else if (a == "--solo") {
       o.solo = true;
+    } else if (a == "--hold") {
+      o.hold = next();
     } else if (a == "--runtime") {
       o.runtime = true;
     } else if (a == "--runtime-exit") {
@@ -234,6 +240,31 @@ bool spawn_solo_child() {
   return false;
 }
 
+// --hold: says it holds, waits for the go, then checks that nothing of the job was removed
+// meanwhile: this rank's --shm object is still there and the ranks still meet.
+bool hold(const probe_options& o, int rank) {
+  std::ofstream(o.hold + ".r" + std::to_string(rank)).flush();
+  int waited_ms = 0;
+  for (; waited_ms < 60000 && !fs::exists(o.hold); waited_ms += 10) sleep_ms(10);
+  if (waited_ms >= 60000) {
+    std::fputs("launcher_probe: no go within 60 s\n", stderr);
+    return false;
+  }
+  if (o.shm) {
+    try {
+      const oneside::detail::shm_object again(
+          oneside::detail::shm_name(oneside::setting_value("ONESIDE_JOB_ID"),
+                                    numbered("probe.r", rank)),
+          0, oneside::detail::shm_object::mode::open);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "launcher_probe: this job's object is gone: %s\n", e.what());
+      return false;
+    }
+  }
+  oneside::barrier(oneside::world());
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -276,6 +307,7 @@ int main(int argc, char** argv) {
     if (rank == o.runtime_exit_rank) std::exit(0);  // leaves with the runtime open
     if (o.spawn_solo && !spawn_solo_child()) return 1;
     oneside::barrier(oneside::world());
+    if (!o.hold.empty() && !hold(o, rank)) return 1;
   }
   if (rank == o.exit_rank) return o.exit_code;
   if (rank == o.segv_rank) {

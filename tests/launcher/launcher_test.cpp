@@ -5,10 +5,19 @@
 // and a killed launcher. Also: bad usage, bad settings (every setting's bad values through
 // the launcher and at a bare program's open), --help/--version/--settings, --tag-output, binding.
 #include <algorithm>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <set>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -361,6 +370,229 @@ TEST_F(Launcher, ProbeObjectsOutliveTheProbeWithoutTheLauncher) {
   EXPECT_EQ(job_shm_objects(job), std::vector<std::string>{});
 }
 
+// --- Dead jobs, concurrent jobs, other users ---------------------------------------------
+
+// A live job: ranks of launcher_probe with the runtime open and an object each in /dev/shm,
+// holding until release() (--hold). What no other job, no cleanup and no other user may break.
+class held_job {
+ public:
+  explicit held_job(int ranks) : ranks_(ranks) {
+    launcher_ = std::make_unique<process_run>(std::vector<std::string>{
+        launcher_path(), "-n", std::to_string(ranks), "--bind-to", "none", probe_path(), "--record",
+        dir_.path(), "--shm", "--runtime", "--hold", go()});
+  }
+  held_job(const held_job&) = delete;
+  held_job& operator=(const held_job&) = delete;
+  ~held_job() {
+    if (keep_objects_) {
+      for (const auto& [rank, rec] : records()) {
+        if (rec.pid > 0 && !process_gone(rec.pid)) ::kill(rec.pid, SIGKILL);
+      }
+    } else {
+      clean_up_after(dir_.path());
+    }
+  }
+  // The destructor leaves the job's objects in /dev/shm (a dead job's, for a cleanup to find).
+  void keep_objects() { keep_objects_ = true; }
+
+  // Waits until every rank holds (runtime open, past its first barrier); the job's id.
+  std::string wait_holding() const {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+    for (int r = 0; r < ranks_; ++r) {
+      while (!fs::exists(cat(go(), ".r", std::to_string(r)))) {
+        if (std::chrono::steady_clock::now() > deadline) return {};
+        ::usleep(10000);
+      }
+    }
+    const auto recs = read_records(dir_.path());
+    return recs.empty() ? std::string() : recs.begin()->second.job;
+  }
+  // Lets the ranks check that their objects are still there and end; the launcher's result.
+  run_result release() {
+    std::ofstream(go()).flush();
+    return launcher_->wait();
+  }
+  const process_run& launcher() const { return *launcher_; }
+  std::map<int, rank_record> records() const { return read_records(dir_.path()); }
+
+ private:
+  std::string go() const { return cat(dir_.path(), "/go"); }
+  scratch_dir dir_;
+  int ranks_;
+  bool keep_objects_ = false;
+  std::unique_ptr<process_run> launcher_;
+};
+
+// Removes a job's objects at scope exit, whatever the test found.
+struct sweep_at_exit {
+  std::string job;
+  ~sweep_at_exit() {
+    if (!job.empty()) detail::sweep_job_shm(job);
+  }
+};
+
+// A job killed as nothing can clean up after it: its reaper and its launcher die of SIGKILL,
+// its ranks with them. Returns its id and the objects it left; empty when this kernel does not
+// list a process's children (the reaper cannot be found).
+std::pair<std::string, std::vector<std::string>> make_dead_job() {
+  held_job dead(2);
+  dead.keep_objects();
+  const std::string job = dead.wait_holding();
+  EXPECT_FALSE(job.empty()) << "the job never started";
+  const std::vector<pid_t> ranks = pids_of(dead.records());
+  std::vector<pid_t> reaper;
+  for (pid_t c : children_of(dead.launcher().pid())) {
+    if (std::find(ranks.begin(), ranks.end(), c) == ranks.end()) reaper.push_back(c);
+  }
+  if (reaper.size() != 1) return {};
+  ::kill(reaper[0], SIGKILL);
+  EXPECT_EQ(wait_until_gone(reaper, seconds(10)), std::vector<pid_t>{});
+  ::kill(dead.launcher().pid(), SIGKILL);
+  EXPECT_EQ(wait_until_gone(ranks, seconds(10)), std::vector<pid_t>{});
+  std::vector<std::string> left = job_shm_objects(job);
+  EXPECT_FALSE(left.empty()) << "the dead job left nothing to clean up";
+  return {job, left};
+}
+
+// A job whose launcher and reaper were killed, beside a live one: `sweep` (a cleanup, a launch)
+// must remove what the dead one left and leave the live one alone, which then ends normally.
+// Returns what `sweep` gave; nothing when this kernel does not list a process's children.
+std::optional<run_result> sweep_beside_a_live_job(const std::function<run_result()>& sweep) {
+  const auto [dead, left] = make_dead_job();
+  if (dead.empty()) return std::nullopt;
+  const sweep_at_exit leftovers{dead};
+  held_job live(2);
+  const std::string live_job = live.wait_holding();
+  EXPECT_FALSE(live_job.empty());
+  const std::vector<std::string> live_objects = job_shm_objects(live_job);
+  EXPECT_FALSE(live_objects.empty());
+
+  const run_result r = sweep();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(job_shm_objects(dead), std::vector<std::string>{}) << r.out;
+  EXPECT_EQ(job_shm_objects(live_job), live_objects) << "the live job was touched";
+
+  const run_result held = live.release();
+  EXPECT_EQ(held.exit_code, 0) << held.err;
+  EXPECT_EQ(job_shm_objects(live_job), std::vector<std::string>{});
+  return r;
+}
+
+TEST_F(Launcher, CleanupRemovesWhatAJobWithoutLauncherAndReaperLeft) {
+  const auto r = sweep_beside_a_live_job([] { return run_launcher({"--cleanup"}); });
+  if (!r) GTEST_SKIP() << "no /proc/<pid>/task/<tid>/children on this kernel";
+  // "removed N shared-memory objects of M dead jobs": at least this one's (other dead jobs of
+  // this user may be on the machine too).
+  EXPECT_TRUE(contains(r->out, "oneside-run: removed ")) << r->out;
+  EXPECT_TRUE(contains(r->out, " dead job")) << r->out;
+}
+
+TEST_F(Launcher, EveryLaunchRemovesWhatDeadJobsLeft) {
+  const auto r = sweep_beside_a_live_job([&] {
+    return run_launcher(with_record({"-n", "1"}, {"--runtime"}));
+  });
+  if (!r) GTEST_SKIP() << "no /proc/<pid>/task/<tid>/children on this kernel";
+  EXPECT_EQ(r->err, "");
+}
+
+// Two jobs of one user side by side: each runs to its end normally, and neither's launch,
+// end or --cleanup touches the other's objects.
+TEST_F(Launcher, TwoConcurrentJobsRunSideBySideAndCleanUpOnlyTheirOwn) {
+  held_job a(2);
+  held_job b(3);
+  const std::string job_a = a.wait_holding();
+  const std::string job_b = b.wait_holding();
+  ASSERT_FALSE(job_a.empty());
+  ASSERT_FALSE(job_b.empty());
+  ASSERT_NE(job_a, job_b);
+  const std::vector<std::string> objects_a = job_shm_objects(job_a);
+  const std::vector<std::string> objects_b = job_shm_objects(job_b);
+  ASSERT_FALSE(objects_a.empty());
+  ASSERT_FALSE(objects_b.empty());
+
+  const run_result cleanup = run_launcher({"--cleanup"});
+  EXPECT_EQ(cleanup.exit_code, 0) << cleanup.err;
+  EXPECT_EQ(job_shm_objects(job_a), objects_a);
+  EXPECT_EQ(job_shm_objects(job_b), objects_b);
+
+  const run_result rb = b.release();
+  EXPECT_EQ(rb.exit_code, 0) << rb.err;
+  EXPECT_EQ(job_shm_objects(job_b), std::vector<std::string>{});
+  EXPECT_EQ(job_shm_objects(job_a), objects_a) << "b's end touched a";
+  const run_result ra = a.release();
+  EXPECT_EQ(ra.exit_code, 0) << ra.err;
+  EXPECT_EQ(job_shm_objects(job_a), std::vector<std::string>{});
+}
+
+// Another local user sees /dev/shm's listing, so it knows the job's id. It can neither open the
+// job's liveness record (to make a dead job look alive, or to lock it), nor remove it (to make a
+// live job look dead), and what it creates under the job's names (objects, a symbolic link to a
+// file of ours, a record of a made-up job) is neither used nor followed nor removed by the job,
+// its end or a cleanup. Needs root, to act as another uid (65534) in a child.
+TEST_F(Launcher, AnotherUserCannotBreakOrHijackAJobThroughItsObjects) {
+  if (::geteuid() != 0) GTEST_SKIP() << "acting as another uid needs root";
+  held_job live(2);
+  const std::string job = live.wait_holding();
+  ASSERT_FALSE(job.empty());
+  const std::vector<std::string> objects = job_shm_objects(job);
+  const std::string record = cat("/oneside.", job, ".live");
+  ASSERT_TRUE(fs::exists(cat("/dev/shm", record))) << "no liveness record " << record;
+  const scratch_dir target_dir;
+  const std::string target = cat(target_dir.path(), "/ours");
+  std::ofstream(target) << "ours";
+  ::chmod(target_dir.path().c_str(), 0755);
+  const std::string fake_job = cat(std::to_string(::getpid()), "-squatter");
+  const std::vector<std::string> planted{cat("oneside.", job, ".squat"),
+                                         cat("oneside.", fake_job, ".live"),
+                                         cat("oneside.", fake_job, ".r0.s1")};
+  const std::string link = cat("oneside.", job, ".link");
+
+  // The squatter: 0 when every attempt failed as it must, else the number of the first that
+  // succeeded.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(100);
+    if (const int fd = ::shm_open(record.c_str(), O_RDONLY, 0); fd >= 0) ::_exit(1);
+    if (::shm_unlink(record.c_str()) == 0) ::_exit(2);
+    for (const std::string& name : planted) {
+      const int fd = ::shm_open(cat("/", name).c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+      if (fd < 0) ::_exit(3);
+      ::close(fd);
+    }
+    if (::symlink(target.c_str(), cat("/dev/shm/", link).c_str()) != 0) ::_exit(4);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 100) GTEST_SKIP() << "cannot become uid 65534 here";
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "the squatter's attempt " << WEXITSTATUS(status) << " succeeded";
+
+  EXPECT_EQ(run_launcher({"--cleanup"}).exit_code, 0);
+  const run_result other = run_launcher(with_record({"-n", "2"}, {"--runtime"}));
+  EXPECT_EQ(other.exit_code, 0) << other.err;
+  for (const std::string& name : planted) {
+    EXPECT_TRUE(fs::exists(cat("/dev/shm/", name))) << name << " of the other user was removed";
+  }
+  EXPECT_TRUE(fs::is_symlink(cat("/dev/shm/", link)));
+  EXPECT_EQ(job_shm_objects(job).size(), objects.size() + 2) << "the job's objects changed";
+  const run_result held = live.release();
+  EXPECT_EQ(held.exit_code, 0) << held.err;
+  // The job's end removed its own objects only.
+  for (const std::string& name : planted) {
+    EXPECT_TRUE(fs::exists(cat("/dev/shm/", name))) << name << " of the other user was removed";
+  }
+  EXPECT_TRUE(fs::is_symlink(cat("/dev/shm/", link)));
+  std::string text;
+  std::ifstream(target) >> text;
+  EXPECT_EQ(text, "ours") << "the job followed the squatter's link";
+  for (const std::string& name : planted) ::shm_unlink(cat("/", name).c_str());
+  ::unlink(cat("/dev/shm/", link).c_str());
+  EXPECT_EQ(job_shm_objects(job), std::vector<std::string>{});
+}
+
 // --- Usage ---------------------------------------------------------------------------------
 
 TEST_F(Launcher, BadUsageExitsWithStatusTwoBeforeStartingAnything) {
@@ -649,8 +881,9 @@ TEST_F(Launcher, HelpListsEveryOption) {
   for (const char* flag : {"--help", "-h"}) {
     const run_result r = run_launcher({flag});
     EXPECT_EQ(r.exit_code, 0);
-    for (const char* option : {"-n", "-np", "--bind-to", "--report-bindings", "--timeout",
-                               "--tag-output", "--settings", "--help", "--version", "124"}) {
+    for (const char* option :
+         {"-n", "-np", "--bind-to", "--report-bindings", "--timeout", "--tag-output", "--settings",
+          "--cleanup", "--help", "--version", "124"}) {
       EXPECT_TRUE(contains(r.out, option)) << option;
     }
   }

@@ -7,10 +7,14 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <random>
 #include <span>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <oneside/oneside.hpp>
@@ -18,6 +22,7 @@
 #include "expect_error.hpp"
 #include "rank_test.hpp"
 #include "runtime/transport.hpp"
+#include "shm_space.hpp"
 
 namespace oneside::test {
 namespace {
@@ -211,6 +216,49 @@ TEST_F(Heap, BadInputIsRejectedAndChangesNothing) {
   expect_error(error_class::arg, "allocate", [&] { (void)allocate<std::byte>(8, 8192); });
   EXPECT_TRUE(same(heap_stats(), s));
   deallocate(keep);
+}
+
+// Heap memory is reserved in shared memory as blocks are handed out (issue 18): a block larger
+// than what /dev/shm has free raises no_mem naming the free space, instead of being handed out
+// and killing the rank with SIGBUS when it is first touched. The heap is left as it was (no
+// segment kept for it), and it goes on serving what fits.
+TEST_F(Heap, ABlockBeyondTheFreeSharedMemoryRaisesNoMemAndChangesNothing) {
+  const std::size_t free = shm_free_bytes();
+  ONESIDE_SKIP_UNLESS_ALL(free > 0, "/dev/shm has no size limit");
+  global_ptr<std::byte> keep = allocate<std::byte>(100);
+  const heap_stats_t before = heap_stats();
+  barrier(world());
+  const std::vector<std::string> objects = job_shm_objects();
+  barrier(world());
+  const std::size_t too_much = free + (std::size_t{64} << 20);
+  for (const auto& [call, make] :
+       {std::pair<std::string_view, std::function<void()>>{
+            "allocate", [&] { (void)allocate<std::byte>(too_much); }},
+        {"allocate_on", [&] { (void)allocate_on<std::byte>(rank(), too_much).wait(); }}}) {
+    expect_no_shared_memory(call, make);
+    EXPECT_TRUE(same(heap_stats(), before));
+    barrier(world());
+    EXPECT_EQ(job_shm_objects(), objects);
+    barrier(world());
+  }
+  global_ptr<std::byte> more = allocate<std::byte>(std::size_t{1} << 20);
+  more.local()[(std::size_t{1} << 20) - 1] = std::byte{1};
+  deallocate(more);
+  deallocate(keep);
+}
+
+// The same for the symmetric heap, whose allocations are collective: every rank raises.
+TEST_F(Heap, ASymmetricBlockBeyondTheFreeSharedMemoryRaisesNoMemOnEveryRank) {
+  const std::size_t free = broadcast(world(), std::uint64_t{shm_free_bytes()}, 0);
+  ONESIDE_SKIP_UNLESS_ALL(free > 0, "/dev/shm has no size limit");
+  const heap_stats_t before = symmetric_heap_stats();
+  expect_no_shared_memory(
+      "symmetric_allocate",
+      [&] { (void)symmetric_allocate<std::byte>(free + (std::size_t{64} << 20)); }, true);
+  EXPECT_TRUE(same(symmetric_heap_stats(), before));
+  global_ptr<int> p = symmetric_allocate<int>(5);
+  EXPECT_TRUE(p);
+  symmetric_free(p);
 }
 
 TEST_F(Heap, NullIsIgnoredAndZeroBytesGetABlock) {

@@ -26,6 +26,7 @@
 #include "rank_test.hpp"
 #include "rma_test_util.hpp"
 #include "runtime/settings.hpp"
+#include "shm_space.hpp"
 #include "transport/shm/page_move.hpp"
 
 namespace oneside::test {
@@ -1228,6 +1229,51 @@ TEST_F(Window, CreationArgumentsAreChecked) {
     rma::window w = rma::window::create(world(), memory.data(), bytes, sizeof(int));
     w.free();
   });
+}
+
+// Window memory is reserved in shared memory when the window is made (issue 18): a window
+// larger than what /dev/shm has free raises no_mem on every member, with a message naming the
+// free space, instead of being made and killing its owner with SIGBUS when a put first touches
+// an unbacked page. Nothing is left behind (no object in /dev/shm), and the job goes on.
+TEST_F(Window, MemoryBeyondTheFreeSharedMemoryRaisesNoMemOnEveryMember) {
+  const std::size_t free = broadcast(world(), std::uint64_t{shm_free_bytes()}, 0);
+  ONESIDE_SKIP_UNLESS_ALL(free > 0, "/dev/shm has no size limit");
+  rma::window::allocate(world(), 8, 1).free();  // what the first window makes for good
+  barrier(world());
+  const std::vector<std::string> objects = job_shm_objects();
+  barrier(world());
+  // The member that could not reserve names /dev/shm; the others name that member.
+  const auto expect_no_mem = [](std::string_view call, const auto& make) {
+    expect_no_shared_memory(call, make, true);
+  };
+  constexpr std::size_t tib = std::size_t{1} << 40;
+  for (const std::size_t bytes : {free + (free / 8) + (std::size_t{64} << 20), tib}) {
+    SCOPED_TRACE(bytes);
+    expect_no_mem("allocate", [&] { (void)rma::window::allocate(world(), bytes, 1); });
+    // Only one member too large: every member raises all the same.
+    expect_no_mem("allocate", [&] {
+      (void)rma::window::allocate(world(), rank() == size() - 1 ? bytes : 64, 1);
+    });
+    if (world_shares_memory()) {
+      expect_no_mem("allocate_shared",
+                    [&] { (void)rma::window::allocate_shared(world(), bytes, 1); });
+      info noncontig;
+      noncontig.set("alloc_shared_noncontig", "true");
+      expect_no_mem("allocate_shared", [&] {
+        (void)rma::window::allocate_shared(world(), rank() == 0 ? bytes : 64, 1, noncontig);
+      });
+    }
+  }
+  barrier(world());
+  EXPECT_EQ(job_shm_objects(), objects) << "a rejected window left objects in /dev/shm";
+  barrier(world());
+  // The job goes on: a window that fits works.
+  rma::window w = rma::window::allocate(world(), sizeof(std::int64_t), sizeof(std::int64_t));
+  w.fence();
+  w.put(std::int64_t{rank() + 1}, right(), 0);
+  w.fence();
+  EXPECT_EQ(*static_cast<std::int64_t*>(w.base()), left() + 1);
+  w.free();
 }
 
 TEST_F(Window, CallsOfAnotherFlavorAreRejected) {

@@ -16,6 +16,8 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
+#include <sys/mman.h>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -23,6 +25,8 @@
 #include <gtest/gtest.h>
 
 #include <oneside/runtime/error.hpp>
+
+#include "runtime/check.hpp"
 
 namespace oneside::pgas::detail {
 namespace {
@@ -572,6 +576,123 @@ TEST(FreeListArenas, ThreadsAllocatingAndFreeingConcurrentlyLeaveItConsistent) {
   for (std::thread& th : pool) th.join();
   EXPECT_EQ(damaged, std::vector<int>(threads, 0));
   expect_fully_coalesced(list, m.size(), 2, 3 * 1024 * kib);
+}
+
+// ---- reservation ---------------------------------------------------------------------
+
+// A free list over one arena of 8 MiB whose first page and last page only are reserved. The
+// rest is inaccessible (PROT_NONE) until the reserve function makes it accessible: a touch of
+// unreserved memory by the list is a crash, as a store to an unbacked page of a full /dev/shm
+// is a SIGBUS. The reserve function records its calls and refuses what lies beyond `limit`
+// (error no_mem, nothing made accessible).
+class guarded_list {
+ public:
+  static constexpr std::size_t bytes = 8 * 1024 * kib;
+
+  explicit guarded_list(std::size_t limit) : mem_(bytes), limit_(limit) {
+    protect(4096, bytes - 2 * 4096, PROT_NONE);
+    list.set_reserve(reserve());
+    list.add_arena(mem_.data(), bytes, 4096);
+  }
+  ~guarded_list() { protect(0, bytes, PROT_READ | PROT_WRITE); }
+  guarded_list(const guarded_list&) = delete;
+  guarded_list& operator=(const guarded_list&) = delete;
+
+  free_list list;
+  std::vector<std::pair<std::size_t, std::size_t>> calls;  // (offset, bytes) reserved
+
+ private:
+  free_list::reserve_fn reserve() {
+    return [this](void* base, std::size_t offset, std::size_t len, std::string_view call) {
+      EXPECT_EQ(base, static_cast<void*>(mem_.data()));
+      EXPECT_EQ(offset % 4096, 0U);
+      EXPECT_EQ(len % 4096, 0U);
+      if (offset + len > limit_) {
+        oneside::detail::raise(error_class::no_mem, {.call = call},
+                               "no room past " + std::to_string(limit_));
+      }
+      protect(offset, len, PROT_READ | PROT_WRITE);
+      calls.emplace_back(offset, len);
+    };
+  }
+  void protect(std::size_t offset, std::size_t len, int prot) {
+    if (len > 0) {
+      ASSERT_EQ(::mprotect(mem_.data() + offset, len, prot), 0);
+    }
+  }
+  arena_memory mem_;
+  std::size_t limit_;
+};
+
+TEST(FreeListReservation, BlocksAreReservedBeforeUseAheadOfFirstFitsClimb) {
+  constexpr std::size_t mib = 1024 * kib;
+  guarded_list g(guarded_list::bytes);
+  free_list& list = g.list;
+  EXPECT_TRUE(g.calls.empty()) << "adding the arena touched only its first and last page";
+  std::vector<void*> blocks;
+  for (int i = 0; i < 20000; ++i) {
+    auto* p = static_cast<std::byte*>(list.allocate(100));
+    ASSERT_NE(p, nullptr);
+    std::memset(p, 1, 100);  // every byte handed out is usable
+    blocks.push_back(p);
+  }
+  // About 2.6 MiB climbed: a reservation per reserve_ahead bytes, each where the last ended.
+  ASSERT_GE(g.calls.size(), 2U);
+  EXPECT_LE(g.calls.size(), 4U);
+  std::size_t reserved = 4096;
+  for (const auto& [offset, bytes] : g.calls) {
+    EXPECT_EQ(offset, reserved);
+    EXPECT_LE(bytes, free_list::reserve_ahead);
+    reserved += bytes;
+  }
+  EXPECT_NO_THROW(list.check_consistency());
+  // Freed and allocated again below what is reserved: nothing more to reserve.
+  for (void* p : blocks) list.deallocate(p);
+  const std::size_t calls = g.calls.size();
+  void* again = list.allocate(mib);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(g.calls.size(), calls);
+  list.deallocate(again);
+  expect_fully_coalesced(list, guarded_list::bytes, 1, guarded_list::bytes);
+}
+
+TEST(FreeListReservation, ABlockThatCannotBeReservedFailsAndChangesNothing) {
+  constexpr std::size_t mib = 1024 * kib;
+  guarded_list g(2 * mib);  // room for 2 MiB of the 8
+  free_list& list = g.list;
+  const free_list_stats empty = list.stats();
+  expect_error([&] { (void)list.allocate(3 * mib); }, error_class::no_mem, "allocate: no room");
+  EXPECT_EQ(list.stats(), empty);
+  EXPECT_NO_THROW(list.check_consistency());
+  // What fits is served, reserving only what it needs once reserving ahead has no room.
+  void* a = list.allocate(mib + mib / 2, 16, "named_call");
+  ASSERT_NE(a, nullptr);
+  std::memset(a, 1, mib + mib / 2);
+  void* b = list.allocate(100);
+  ASSERT_NE(b, nullptr);
+  std::memset(b, 1, 100);
+  const free_list_stats s = list.stats();
+  expect_error([&] { (void)list.allocate(mib, 16, "named_call"); }, error_class::no_mem,
+               "named_call: no room");
+  EXPECT_EQ(list.stats(), s);
+  EXPECT_NO_THROW(list.check_consistency());
+  // try_allocate never reserves: null where allocate would reserve first.
+  EXPECT_EQ(list.try_allocate(mib / 2), nullptr);
+  EXPECT_EQ(list.stats(), s);
+  list.deallocate(a);
+  list.deallocate(b);
+  expect_fully_coalesced(list, guarded_list::bytes, 1, guarded_list::bytes);
+}
+
+TEST(FreeListReservation, ArenasWithoutTheirFirstPageOrAReserveFunctionAreRejected) {
+  arena_memory a(16 * kib);
+  free_list list;
+  expect_error([&] { list.add_arena(a.data(), a.size(), 8192); }, error_class::arg,
+               "unless the list has a reserve function");
+  list.set_reserve([](void*, std::size_t, std::size_t, std::string_view) {});
+  expect_error([&] { list.add_arena(a.data(), a.size(), 100); }, error_class::arg,
+               "first page must be reserved");
+  EXPECT_EQ(list.stats(), free_list_stats{});
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "pgas/spin_lock.hpp"
@@ -50,6 +52,14 @@ struct free_list_stats {
 // and overwritten. Not detectable (the checks are O(1)): a stale pointer whose address starts
 // a live block again after reuse, and user data forging both tags with the right cookie.
 //
+// Reservation: an arena may come with only part of its memory safe to touch (the heap's
+// segments are reserved in shared memory as they are used: a store to an unreserved page of a
+// full /dev/shm is a SIGBUS). The list then tracks how far from its start each arena is
+// reserved and, before it writes past that or hands out a block reaching past it, calls the
+// reserve function (outside its lock) for the next stretch; when that fails, the allocation
+// fails and nothing changes. Only first fit's steady climb through a fresh arena costs such a
+// call, one per reserve_ahead bytes.
+//
 // Thread-safety: every member function may be called concurrently (one spin_lock; each call
 // holds it for O(1) work plus the list walk of first fit or of an insertion).
 class free_list {
@@ -60,23 +70,47 @@ class free_list {
   static constexpr std::size_t arena_overhead = 16;  // the fence words at an arena's ends
   static constexpr std::size_t min_block = 32;       // bytes of the smallest block, tags included
   static constexpr std::size_t max_arena_bytes = std::size_t{1} << 40;
+  static constexpr std::size_t reserve_ahead = std::size_t{1} << 20;  // reserved at a time
+
+  // Makes [offset, offset + bytes) of the arena at `base` safe to touch (page multiples), or
+  // raises (error no_mem naming `call`) having reserved nothing more.
+  using reserve_fn =
+      std::function<void(void* base, std::size_t offset, std::size_t bytes, std::string_view call)>;
 
   free_list() = default;
   free_list(const free_list&) = delete;
   free_list& operator=(const free_list&) = delete;
 
+  // The reserve function of arenas added with part of their memory unreserved. Set it once,
+  // before the first such arena.
+  void set_reserve(reserve_fn reserve) { reserve_ = std::move(reserve); }
+
   // Hands [base, base + bytes) to the allocator; it stays in use until the free_list is
   // destroyed (the free_list never frees or unmaps it). One free block of
   // bytes - arena_overhead - block_overhead usable bytes appears, after every earlier arena
-  // in first-fit order. Errors: arg (base null or not 4096-aligned, bytes zero, not a
-  // multiple of 4096 or above max_arena_bytes, overlap with an arena of this list).
-  void add_arena(void* base, std::size_t bytes);
+  // in first-fit order. The first `reserved` bytes of the arena (rounded down to pages, at
+  // least one) and its last page are safe to touch already, all of it by default; the rest is
+  // reserved through the reserve function as blocks reach it. Errors: arg (base null or not
+  // 4096-aligned, bytes zero, not a multiple of 4096 or above max_arena_bytes, overlap with an
+  // arena of this list, less than a page reserved, or part unreserved without a reserve
+  // function).
+  void add_arena(void* base, std::size_t bytes, std::size_t reserved = SIZE_MAX);
+
+  // How many bytes from the start of a fresh arena allocate(bytes, align) writes to at most:
+  // what to reserve of an arena added for that one block.
+  static std::size_t first_block_extent(std::size_t bytes, std::size_t align) noexcept;
 
   // A block of at least `bytes` usable bytes (0 is allowed and gets a block of its own)
   // whose address is a multiple of `align`: the first free block in heap order that can hold
   // it, split when the rest can make a block. Returns nullptr when no free block fits (add an
-  // arena and retry). Errors: arg (align not a power of two from 1 to 4096).
-  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t align = 16);
+  // arena and retry). Errors: arg (align not a power of two from 1 to 4096); what the reserve
+  // function raises when the block reaches memory not reserved yet and it cannot be (no_mem,
+  // naming `call`); nothing changed on error.
+  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t align = 16,
+                               std::string_view call = "allocate");
+  // allocate(), but never reserving: null also when the block would reach memory not
+  // reserved yet (for callers that must not make system calls).
+  [[nodiscard]] void* try_allocate(std::size_t bytes, std::size_t align = 16);
 
   // Frees a block from allocate(); merges it with free neighbours. nullptr is ignored.
   // Errors, raised before anything changes: arg ("was freed already"; "is not a block of
@@ -104,7 +138,23 @@ class free_list {
     std::size_t bytes;
     std::byte* first_free;  // this arena's part of the list: first and last free block, or null
     std::byte* last_free;
+    // [base, reserved_end) and the last page are safe to touch (UINTPTR_MAX: all of it, so
+    // that the check of a block against it is one comparison).
+    std::uintptr_t reserved_end;
   };
+
+  // What allocate_in could not take because it reaches unreserved memory: arena `ai` must be
+  // reserved from offset `from` up to offset `to` first.
+  struct shortfall {
+    std::size_t ai = SIZE_MAX;
+    std::size_t from = 0;
+    std::size_t to = 0;
+  };
+  // First fit under the lock; takes the block unless it reaches unreserved memory (null and
+  // `*missing` set then). Inline (see below): allocate stays one call.
+  inline void* allocate_in(std::size_t bytes, std::size_t align, shortfall* missing);
+  // Reserves what `m` names ahead by up to reserve_ahead bytes, then records it.
+  void reserve_for(const shortfall& m, std::string_view call);
 
   // An arena's address range; by_address_ keeps them sorted by base for arena lookups, the
   // bounds inline so that finding a pointer's arena reads one array.
@@ -139,6 +189,7 @@ class free_list {
   void join(std::byte* p, std::byte* n) noexcept;
   void link(std::byte* p, std::byte* n, std::byte* b) noexcept;
 
+  reserve_fn reserve_;  // set before use, read only afterwards
   mutable spin_lock lock_;
   std::vector<arena> arenas_;            // in order of addition (= heap order)
   std::vector<arena_range> by_address_;  // every arena's range, by base address

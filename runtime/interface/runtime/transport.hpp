@@ -310,6 +310,19 @@ am_handler_id register_am_handler(std::string_view name, am_handler fn);
 
 // ---- the interface --------------------------------------------------------------------
 
+// How allocate_segment and allocate_group make memory. Memory is reserved (set aside in the
+// transport's backing store, /dev/shm on shm) before it is handed out, so that touching it can
+// never fail later (on shm a store to a page /dev/shm has no room for is a SIGBUS): the first
+// `reserve_front` and the last `reserve_back` bytes (rounded up to pages) when the segment is
+// made, all of it by default; the rest is reserved with backend::reserve() before it is used
+// (an allocator's arena, carved from the front). Memory that cannot be reserved is
+// error(no_mem) naming `call`, the bytes and what is free, and nothing is made.
+struct segment_request {
+  std::string_view call = "allocate_segment";
+  std::size_t reserve_front = SIZE_MAX;
+  std::size_t reserve_back = 0;
+};
+
 class backend {
  public:
   backend() = default;
@@ -325,8 +338,10 @@ class backend {
   // this rank included, ascending: the same set on each of them (the node's ranks).
   virtual std::span<const rank_t> node_ranks() const noexcept = 0;
 
-  // Memory. allocate_segment is local (not collective); bytes may be 0.
-  virtual segment allocate_segment(std::size_t bytes) = 0;
+  // Memory. allocate_segment is local (not collective); bytes may be 0. Reserved as `how`
+  // says (all of it by default; error(no_mem) when it cannot be).
+  virtual segment allocate_segment(std::size_t bytes, const segment_request& how) = 0;
+  segment allocate_segment(std::size_t bytes) { return allocate_segment(bytes, {}); }
   // Collective over `members` (job ranks, the same list in the same order on each, this rank
   // among them): a segment like allocate_segment's, for memory those members reach in each
   // other's segments of the same call (the memory of an rma window of flavour allocate). A
@@ -334,11 +349,20 @@ class backend {
   // a window of its own (MPI_Win_create), which Open MPI's osc ucx reaches without reading a
   // dynamic window's region table at every operation. Destroying the segments is collective
   // over the members too (each destroys its own, in the order they were made). A member that
-  // cannot get its memory makes every member raise error(no_mem).
-  virtual segment allocate_group(std::span<const rank_t> members, std::size_t bytes) {
+  // cannot get its memory raises error(no_mem); whether the others do too is the transport's
+  // (MPI: they do; the default, allocate_segment, does not know the others), so callers that
+  // must fail together agree afterwards.
+  virtual segment allocate_group(std::span<const rank_t> members, std::size_t bytes,
+                                 const segment_request& how) {
     (void)members;
-    return allocate_segment(bytes);
+    return allocate_segment(bytes, how);
   }
+  // Reserves [offset, offset + bytes) (rounded out to pages) of `s`, a segment of this rank
+  // made with part of it unreserved (segment_request), before that part is used. Reserving
+  // again what is reserved changes nothing. Local; thread-safe. error(no_mem) naming `call`
+  // and what is free when it cannot (nothing more is reserved then).
+  virtual void reserve(const segment& s, std::size_t offset, std::size_t bytes,
+                       std::string_view call) = 0;
   virtual exposure expose(void* base, std::size_t bytes) = 0;
   // For memory that peers reach without an exposure anyway (the regions of dynamic windows,
   // which cross-memory attach and the owner's agent reach at any address): an exposure only

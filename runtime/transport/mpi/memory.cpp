@@ -70,8 +70,9 @@ range mpi::attached_range(std::uintptr_t addr, std::size_t len) {
   return attached_.find(addr, len);
 }
 
-// First fit over the chunks' free ranges; a new chunk (attached once) when none fits.
-std::uintptr_t mpi::carve(std::size_t bytes, std::size_t& chunk_index) {
+// First fit over the chunks' free ranges; a new chunk (attached once) when none fits. Chunks
+// are reserved only where segments are carved out of them.
+std::uintptr_t mpi::carve(std::size_t bytes, const segment_request& how, std::size_t& chunk_index) {
   for (std::size_t i = 0; i < chunks_.size(); ++i) {
     auto& free = chunks_[i]->free;
     for (auto it = free.begin(); it != free.end(); ++it) {
@@ -80,13 +81,21 @@ std::uintptr_t mpi::carve(std::size_t bytes, std::size_t& chunk_index) {
       const std::size_t left = it->second - bytes;
       free.erase(it);
       if (left > 0) free.emplace(at + bytes, left);
+      try {
+        reserve_carved(*chunks_[i], at, bytes, how);
+      } catch (...) {
+        give_back(i, at, bytes);
+        throw;
+      }
       chunk_index = i;
       return at;
     }
   }
   auto c = std::make_unique<chunk>();
-  c->memory = memory_.allocate_segment(std::max(bytes, chunk_bytes));
   const std::size_t len = std::max(bytes, chunk_bytes);
+  c->memory = memory_.allocate_segment(len, {.call = how.call, .reserve_front = 0});
+  // Before the chunk is attached or kept: when this fails, it goes again at once.
+  reserve_carved(*c, c->memory.address(), bytes, how);
   (void)attach_chunk(c->memory.base(), len);
   const std::uintptr_t at = c->memory.address();
   if (len > bytes) c->free.emplace(at + bytes, len - bytes);
@@ -95,17 +104,58 @@ std::uintptr_t mpi::carve(std::size_t bytes, std::size_t& chunk_index) {
   return at;
 }
 
-segment mpi::allocate_segment(std::size_t bytes) {
-  check_rank(rank_, "allocate_segment");
+void mpi::reserve_carved(const chunk& c, std::uintptr_t base, std::size_t bytes,
+                         const segment_request& how) {
+  const std::size_t offset = base - c.memory.address();
+  const std::size_t front = std::min(bytes, how.reserve_front);
+  const std::size_t back = std::min(bytes - front, how.reserve_back);
+  memory_.reserve(c.memory, offset, front, how.call);
+  memory_.reserve(c.memory, offset + bytes - back, back, how.call);
+}
+
+void mpi::give_back(std::size_t index, std::uintptr_t base, std::size_t len) noexcept {
+  auto& free = chunks_[index]->free;
+  auto next = free.lower_bound(base);
+  if (next != free.end() && next->first == base + len) {
+    len += next->second;
+    next = free.erase(next);
+  }
+  if (next != free.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == base) {
+      base = prev->first;
+      len += prev->second;
+      free.erase(prev);
+    }
+  }
+  free.emplace(base, len);
+}
+
+segment mpi::allocate_segment(std::size_t bytes, const segment_request& how) {
+  check_rank(rank_, how.call);
   if (bytes == 0) return segment(this, nullptr, 0, 0);
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t rounded = (bytes + page - 1) & ~(page - 1);
   std::lock_guard lock(memory_mutex_);
   std::size_t index = 0;
-  const std::uintptr_t at = carve(rounded, index);
+  const std::uintptr_t at = carve(rounded, how, index);
   const std::uint64_t id = next_id_++;
   carved_.emplace(id, carved{index, at, rounded});
   return segment(this, reinterpret_cast<void*>(at), bytes, id);
+}
+
+void mpi::reserve(const segment& s, std::size_t offset, std::size_t bytes, std::string_view call) {
+  check_rank(rank_, call);
+  std::lock_guard lock(memory_mutex_);
+  if (auto g = groups_.find(s.id()); g != groups_.end()) {
+    memory_.reserve(g->second->memory, offset, bytes, call);
+    return;
+  }
+  const auto it = carved_.find(s.id());
+  ONESIDE_CHECK(it != carved_.end() && offset <= it->second.len && bytes <= it->second.len - offset,
+                error_class::intern, {.call = call}, "reserve: not a segment of this rank");
+  const chunk& c = *chunks_[it->second.chunk];
+  memory_.reserve(c.memory, it->second.base - c.memory.address() + offset, bytes, call);
 }
 
 exposure mpi::expose(void* base, std::size_t bytes) {
@@ -150,23 +200,7 @@ void mpi::release(segment& s) noexcept {
   // Give the pages back (shared memory reads as zeros afterwards: segments start zeroed),
   // then return the range to its chunk, merged with free neighbours.
   ::madvise(reinterpret_cast<void*>(c.base), c.len, MADV_REMOVE);
-  auto& free = chunks_[c.chunk]->free;
-  std::uintptr_t base = c.base;
-  std::size_t len = c.len;
-  auto next = free.lower_bound(base);
-  if (next != free.end() && next->first == base + len) {
-    len += next->second;
-    next = free.erase(next);
-  }
-  if (next != free.begin()) {
-    auto prev = std::prev(next);
-    if (prev->first + prev->second == base) {
-      base = prev->first;
-      len += prev->second;
-      free.erase(prev);
-    }
-  }
-  free.emplace(base, len);
+  give_back(c.chunk, c.base, c.len);
 }
 
 void mpi::release(exposure& e) noexcept {
@@ -253,8 +287,9 @@ bool mpi::exposes(rank_t r, std::uintptr_t addr, std::size_t len) {
 // which osc ucx reaches without fetching a region table per operation, unlike the job's
 // dynamic window). Made and freed by all members together, in the same order.
 
-segment mpi::allocate_group(std::span<const rank_t> members, std::size_t bytes) {
-  check_rank(rank_, "allocate_group");
+segment mpi::allocate_group(std::span<const rank_t> members, std::size_t bytes,
+                            const segment_request& how) {
+  check_rank(rank_, how.call);
   auto g = std::make_unique<group_window>();
   g->members.assign(members.begin(), members.end());
   // Collective over the members only: a communicator of theirs, then the window over it.
@@ -270,19 +305,20 @@ segment mpi::allocate_group(std::span<const rank_t> members, std::size_t bytes) 
   MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN);
   // The memory, which may fail on some member: all members agree before the window is made,
   // and all raise alike otherwise (none waits in MPI_Win_create for one that raised).
-  std::string why;
+  std::exception_ptr failed;
   try {
-    g->memory = memory_.allocate_segment(std::max<std::size_t>(bytes, 1));
-  } catch (const std::exception& e) {
-    why = e.what();
+    g->memory = memory_.allocate_segment(std::max<std::size_t>(bytes, 1), how);
+  } catch (const std::exception&) {
+    failed = std::current_exception();
   }
-  int ok = why.empty() ? 1 : 0;
+  int ok = failed ? 0 : 1;
   int all_ok = 0;
   check(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, g->comm), "allocate_group");
   if (all_ok == 0) {
     MPI_Comm_free(&g->comm);
-    oneside::detail::raise(error_class::no_mem, {.call = "allocate_group", .bytes = bytes},
-                           why.empty() ? "another member could not get its memory" : why);
+    if (failed) std::rethrow_exception(failed);
+    oneside::detail::raise(error_class::no_mem, {.call = how.call, .bytes = bytes},
+                           "another member could not reserve its memory");
   }
   check(MPI_Win_create(g->memory.base(), static_cast<MPI_Aint>(g->memory.size()), 1, MPI_INFO_NULL,
                        g->comm, &g->win),

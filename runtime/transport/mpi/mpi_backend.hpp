@@ -197,8 +197,12 @@ class mpi final : public runtime_backend {
   int size() const noexcept override { return size_; }
   std::span<const rank_t> node_ranks() const noexcept override { return {&rank_, 1}; }
 
-  segment allocate_segment(std::size_t bytes) override;
-  segment allocate_group(std::span<const rank_t> members, std::size_t bytes) override;
+  using backend::allocate_segment;
+  segment allocate_segment(std::size_t bytes, const segment_request& how) override;
+  segment allocate_group(std::span<const rank_t> members, std::size_t bytes,
+                         const segment_request& how) override;
+  void reserve(const segment& s, std::size_t offset, std::size_t bytes,
+               std::string_view call) override;
   exposure expose(void* base, std::size_t bytes) override;
   exposure expose_optional(void* base, std::size_t bytes) override;
 
@@ -305,7 +309,14 @@ class mpi final : public runtime_backend {
   // ---- memory (memory.cpp)
   void attach_sentinel();
   bool attach_chunk(void* base, std::size_t bytes);
-  std::uintptr_t carve(std::size_t bytes, std::size_t& chunk_index);
+  // Under memory_mutex_: `bytes` out of a chunk (a new one when none has room), reserved in
+  // the node backend's memory as `how` says; nothing changes when that fails (error no_mem).
+  std::uintptr_t carve(std::size_t bytes, const segment_request& how, std::size_t& chunk_index);
+  // Reserves the parts `how` names of [base, base + bytes) of chunk `c`.
+  void reserve_carved(const chunk& c, std::uintptr_t base, std::size_t bytes,
+                      const segment_request& how);
+  // Returns [base, base + len) to chunk `index`'s free ranges, merged with its neighbours.
+  void give_back(std::size_t index, std::uintptr_t base, std::size_t len) noexcept;
   // This rank's attached chunk holding [addr, addr + len), or an empty range.
   range attached_range(std::uintptr_t addr, std::size_t len);
   // Where MPI reaches [addr, addr + len) of `r` (a group window holding it, or the dynamic

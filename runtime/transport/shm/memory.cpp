@@ -36,8 +36,8 @@ void store_relaxed(std::uint64_t& v, std::uint64_t x) noexcept {
 
 }  // namespace
 
-segment shm::allocate_segment(std::size_t bytes) {
-  check_open("allocate_segment");
+segment shm::allocate_segment(std::size_t bytes, const segment_request& how) {
+  check_open(how.call);
   if (bytes == 0) return segment(this, nullptr, 0, 0);
   const long page = ::sysconf(_SC_PAGESIZE);
   const std::size_t rounded =
@@ -50,7 +50,8 @@ segment shm::allocate_segment(std::size_t bytes) {
   // of its next segment first.
   shm_object obj;
   const std::uint64_t id = shm_object::create_under_random_name(
-      obj, rounded, "allocate_segment", [&] { return new_object_id(); },
+      obj, rounded, {.call = how.call, .front = how.reserve_front, .back = how.reserve_back},
+      [&] { return new_object_id(); },
       [&](std::uint64_t v) { return shm_name(job_, segment_name(me_, v)); });
   if (count_ == 1) obj.unlink();  // nobody else will map it: leave nothing behind even on a crash
   void* base = obj.data();
@@ -58,6 +59,15 @@ segment shm::allocate_segment(std::size_t bytes) {
   segments_.emplace(id, published_segment{std::move(obj), address, rounded});
   publish_table();
   return segment(this, base, bytes, id);
+}
+
+void shm::reserve(const segment& s, std::size_t offset, std::size_t bytes, std::string_view call) {
+  check_open(call);
+  std::lock_guard lock(segments_mutex_);
+  const auto it = segments_.find(s.id());
+  ONESIDE_CHECK(it != segments_.end() && s.base() == it->second.object.data(), error_class::intern,
+                {.call = call}, "reserve: not a segment of this rank");
+  it->second.object.reserve(offset, bytes, call);
 }
 
 std::uint64_t shm::new_object_id() const {
@@ -75,7 +85,9 @@ bool shm::remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::
   const std::string name = shm_name(job_, segment_name(me_, id));
   shm_object obj;
   try {
-    obj = shm_object(name, len, shm_object::mode::create);
+    // Reserved whole (the move copies every page into it); where /dev/shm has no room, the
+    // pages stay private and peers reach them by cross-memory attach.
+    obj = shm_object(name, len, shm_object::mode::create, {.call = "expose"});
   } catch (const error&) {
     return false;
   }

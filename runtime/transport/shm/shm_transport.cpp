@@ -36,6 +36,7 @@ std::string page_name(int index, std::uint64_t nonce) {
 
 shm::shm(oneside::detail::bootstrap& boot, const options& opts)
     : boot_(boot),
+      liveness_(oneside::detail::job_liveness::join(boot.job_id(), "runtime")),
       rank_(opts.job_ranks.empty() ? boot.rank()
                                    : opts.job_ranks[static_cast<std::size_t>(boot.rank())]),
       size_(opts.job_size > 0 ? opts.job_size : boot.size()),
@@ -82,8 +83,10 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
   (void)detail::amo_message_handler();  // registered before any peer may send one
 
   const page_layout layout = page_layout::of(count_, opts_.am_slots, opts_.am_slot_bytes);
+  // Reserved whole: its message slots are all used in turn.
   const std::uint64_t nonce = shm_object::create_under_random_name(
-      own_page_object_, layout.total, "runtime", [] { return oneside::detail::random_u64(); },
+      own_page_object_, layout.total, {.call = "runtime"},
+      [] { return oneside::detail::random_u64(); },
       [&](std::uint64_t v) { return shm_name(job_, page_name(me_, v)); });
   auto* base = static_cast<std::byte*>(own_page_object_.data());
   auto* hdr = new (base) page_header{};
@@ -144,6 +147,7 @@ shm::shm(oneside::detail::bootstrap& boot, const options& opts)
 shm::~shm() {
   stop_agent();
   release_all();
+  liveness_.leave();
 }
 
 void shm::close() {
@@ -154,12 +158,14 @@ void shm::close() {
   drain();  // poll mode: messages that arrived before the barrier
   closed_.store(true, std::memory_order_release);
   release_all();
+  liveness_.leave();
 }
 
 void shm::abandon() noexcept {
   if (closed_.exchange(true, std::memory_order_acq_rel)) return;
   stop_agent();
   release_all();
+  liveness_.leave();
 }
 
 void shm::check_open(std::string_view call) const {

@@ -76,7 +76,10 @@ class shm final : public runtime_backend, public reach_table {
   int size() const noexcept override { return size_; }
   std::span<const rank_t> node_ranks() const noexcept override { return node_ranks_; }
 
-  segment allocate_segment(std::size_t bytes) override;
+  using backend::allocate_segment;
+  segment allocate_segment(std::size_t bytes, const segment_request& how) override;
+  void reserve(const segment& s, std::size_t offset, std::size_t bytes,
+               std::string_view call) override;
   exposure expose(void* base, std::size_t bytes) override;
   exposure expose_optional(void* base, std::size_t bytes) override;
 
@@ -181,6 +184,9 @@ class shm final : public runtime_backend, public reach_table {
   void stop_agent() noexcept;
 
   oneside::detail::bootstrap& boot_;
+  // This process's hold on the job's liveness record (shm_object.hpp): made before any object
+  // of the job, left after all of this rank's are gone.
+  oneside::detail::job_liveness liveness_;
   rank_t rank_;                    // in the job
   int size_;                       // of the job
   int me_;                         // this rank's index among the backend's ranks
