@@ -213,7 +213,7 @@ void write_slot(waiter_slot& slot, std::string_view text, std::int64_t since_ns)
   std::atomic_thread_fence(std::memory_order_release);
   slot.since_ns.store(since_ns, std::memory_order_relaxed);
   const std::size_t n = std::min(text.size(), wait_text_bytes - 1);
-  std::memcpy(slot.text, text.data(), n);
+  if (n > 0) std::memcpy(slot.text, text.data(), n);
   slot.text[n] = '\0';
   slot.seq.store(seq + 2, std::memory_order_release);
 }
