@@ -243,15 +243,19 @@ void fence() {
   // Puts and atomics in flight may reorder on a network path: completed (stronger than
   // needed, and only when some are in flight). Direct stores are ordered by the fence.
   pgas::detail::pgas_context& s = pgas::detail::get_context("fence");
-  const detail::wait_scope waiting("fence");
-  if (!s.ops().is_idle()) s.ops().complete_all(s.transport());
+  if (!s.ops().is_idle()) {
+    const detail::wait_scope waiting("fence");
+    s.ops().complete_all(s.transport());
+  }
   std::atomic_thread_fence(std::memory_order_release);
 }
 
 void quiet() {
   pgas::detail::pgas_context& s = pgas::detail::get_context("quiet");
-  const detail::wait_scope waiting("quiet");
-  if (!s.ops().is_idle()) s.ops().complete_all(s.transport());
+  if (!s.ops().is_idle()) {
+    const detail::wait_scope waiting("quiet");
+    s.ops().complete_all(s.transport());
+  }
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 

@@ -40,6 +40,8 @@ void detail::flush_target(window_impl& w, target_view& tv) {
   const std::uint64_t ops = tv.transport_ops.load(std::memory_order_acquire);
   std::uint64_t done = tv.transport_flushed.load(std::memory_order_relaxed);
   if (ops != done) {
+    const auto waiting = window_scope("completing the operations at the target", w,
+                                      static_cast<rank_t>(&tv - w.targets.get()));
     w.transport->flush(tv.world);
     // Everything counted before `ops` was read is complete now (never lower the mark).
     while (done < ops &&
@@ -52,7 +54,6 @@ void detail::flush_target(window_impl& w, target_view& tv) {
 
 void window::flush(rank_t target) {
   window_impl& w = checked("window::flush");
-  const auto waiting = detail::window_scope("window::flush", w, target);
   check_flush(w, "window::flush", target);
   if (target != proc_null) {
     detail::flush_target(w, w.target(target));

@@ -54,7 +54,8 @@ void wait_for_lock(window_impl& w, target_view& tv, Acquire&& acquired) {
   }
   tv.ctl->lock_waiters.fetch_add(1, std::memory_order_seq_cst);
   {
-    const auto waiting = detail::window_scope("acquiring the lock", w, target_of(w, tv));
+    const auto waiting =
+        detail::window_scope("window::lock (acquiring the lock)", w, target_of(w, tv));
     oneside::wait_until(acquired);
   }
   tv.ctl->lock_waiters.fetch_sub(1, std::memory_order_relaxed);
@@ -92,7 +93,8 @@ bool try_acquire_remote(window_impl& w, target_view& tv, lock_type type, bool wa
   detail::ctl_update(w, tv, waiters_offset, amo_op::add, amo_type::u32, 1);
   w.transport->flush(tv.world);
   {
-    const auto waiting = detail::window_scope("acquiring the lock", w, target_of(w, tv));
+    const auto waiting =
+        detail::window_scope("window::lock (acquiring the lock)", w, target_of(w, tv));
     oneside::wait_until([&] { return try_acquire_remote(w, tv, type, true); });
   }
   // The deregistration may complete lazily (at the next flush): a stale count only costs a
@@ -303,7 +305,6 @@ void drop_shared_holders(window_impl& w, const std::vector<rank_t>& targets) {
 
 void window::lock(lock_type type, rank_t target, mode assert) {
   window_impl& w = checked("window::lock");
-  const auto waiting = detail::window_scope("window::lock", w, target);
   if (type != lock_type::shared && type != lock_type::exclusive) {
     w.fail(error_class::locktype, w.where("window::lock", "SYN-15", target),
            "lock type " + std::to_string(static_cast<unsigned>(type)) +
@@ -340,19 +341,24 @@ void window::lock(lock_type type, rank_t target, mode assert) {
   target_view& tv = w.target(target);
   if (!tv.locks_direct || !e.untouched_locks.empty()) [[unlikely]] {
     lock_in_general(w, tv, target, type, assert);
+    e.fence_open = false;
+    e.show();
   } else {
     if (!any(assert& mode::nocheck)) acquire_direct(w, tv, type);
     e.locks.emplace_back(target, type);
     e.lock_asserts.push_back(assert);
+    if (e.fence_open) {
+      e.fence_open = false;
+      e.show();
+    } else {
+      e.show_locked(target, type);
+    }
   }
-  e.fence_open = false;
-  e.show();
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 void window::unlock(rank_t target) {
   window_impl& w = checked("window::unlock");
-  const auto waiting = detail::window_scope("window::unlock", w, target);
   if (target == proc_null) return;
   check_target(w, "window::unlock", target);
   detail::epoch_state& e = w.epoch;
@@ -369,7 +375,7 @@ void window::unlock(rank_t target) {
   if (!any(e.lock_asserts[index] & mode::nocheck)) release(w, tv, it->second);
   e.locks.erase(it);
   e.lock_asserts.erase(e.lock_asserts.begin() + static_cast<std::ptrdiff_t>(index));
-  e.show();
+  e.show_unlocked();
 }
 
 void window::lock_all(mode assert) {

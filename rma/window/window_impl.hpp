@@ -248,6 +248,15 @@ struct epoch_state {
   std::atomic<std::int32_t> shown_locks{0};   // lock() epochs open
   std::atomic<rank_t> shown_lock_target{-1};  // the target of the latest of them
   std::atomic<bool> shown_lock_exclusive{false};
+  // The same after the common lock() and unlock() (one epoch more or less; a store or two).
+  void show_locked(rank_t target, lock_type type) noexcept {
+    shown_locks.store(shown_locks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    shown_lock_target.store(target, std::memory_order_relaxed);
+    shown_lock_exclusive.store(type == lock_type::exclusive, std::memory_order_relaxed);
+  }
+  void show_unlocked() noexcept {
+    shown_locks.store(shown_locks.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  }
   void show() noexcept {
     shown_kinds.store((fence_open ? shown_fence : 0U) | (lock_all ? shown_lock_all : 0U) |
                           (started ? shown_access : 0U) | (posted ? shown_exposure : 0U),
@@ -279,8 +288,6 @@ struct window_impl {
   ~window_impl();
 
   std::uint64_t id = 0;
-  // This process's windows (hang diagnosis); the window is in it from build to destruction.
-  std::shared_ptr<window_registry> registry;
   transport::backend* transport = nullptr;  // the runtime's, for the window's life
   oneside::team team;                       // a private copy of the creating team
   rank_t rank = 0;
@@ -319,6 +326,10 @@ struct window_impl {
   };
   std::mutex attach_mutex;
   std::vector<attached_region> attached;
+
+  // This process's windows (hang diagnosis); the window is in it from build to destruction.
+  // Last: the fields the operations use keep their places.
+  std::shared_ptr<window_registry> registry;
 
   target_view& target(rank_t r) const noexcept { return targets[static_cast<std::size_t>(r)]; }
   std::size_t ctl_size() const noexcept { return ctl_bytes(size); }

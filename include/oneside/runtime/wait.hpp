@@ -151,7 +151,10 @@ class wait_scope {
 
  private:
   wait_site site_;
-  static inline thread_local const wait_site* innermost_ = nullptr;
+  // Initial-exec: one thread-pointer-relative load, not a call to __tls_get_addr per access
+  // (the runtime is linked into programs, not loaded with dlopen; one pointer of static TLS).
+  static inline thread_local const wait_site* innermost_ [[gnu::tls_model("initial-exec")]] =
+      nullptr;
 };
 
 // How long each phase of a wait lasts.
