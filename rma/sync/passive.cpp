@@ -55,7 +55,7 @@ void wait_for_lock(window_impl& w, target_view& tv, Acquire&& acquired) {
   tv.ctl->lock_waiters.fetch_add(1, std::memory_order_seq_cst);
   {
     const auto waiting =
-        detail::window_scope("window::lock (acquiring the lock)", w, target_of(w, tv));
+        detail::window_scope("window::lock, waiting for the lock", w, target_of(w, tv));
     oneside::wait_until(acquired);
   }
   tv.ctl->lock_waiters.fetch_sub(1, std::memory_order_relaxed);
@@ -94,7 +94,7 @@ bool try_acquire_remote(window_impl& w, target_view& tv, lock_type type, bool wa
   w.transport->flush(tv.world);
   {
     const auto waiting =
-        detail::window_scope("window::lock (acquiring the lock)", w, target_of(w, tv));
+        detail::window_scope("window::lock, waiting for the lock", w, target_of(w, tv));
     oneside::wait_until([&] { return try_acquire_remote(w, tv, type, true); });
   }
   // The deregistration may complete lazily (at the next flush): a stale count only costs a
