@@ -16,6 +16,7 @@
 #include <oneside/runtime/error.hpp>
 
 #include "ops/stripe_lock.hpp"
+#include "runtime/seqlock_table.hpp"
 #include "runtime/transport.hpp"
 
 namespace oneside::rma::detail {
@@ -83,14 +84,19 @@ struct region_view {
   std::uintptr_t base;
   std::size_t len;
   std::byte* direct;  // load/store pointer to base, or null (cross-memory attach / agent)
-  transport::pinned pin;
 };
-// The regions of one target at one version of its table. Immutable once published; replaced
-// (never changed) when the target attaches or detaches.
-struct region_snapshot {
-  std::uint64_t version;
-  std::vector<region_view> regions;  // sorted by base
+// The regions of one target, sorted by base and tagged with the version of the target's table
+// they copy: read without a lock, rewritten in place when the target attaches or detaches
+// (seqlock_table.hpp).
+using region_table = oneside::detail::seqlock_table<region_view>;
+// A region_view's words, for lookups that read only what they need.
+struct region_word {
+  static constexpr std::size_t base = 0;
+  static constexpr std::size_t len = 1;
+  static constexpr std::size_t direct = 2;
 };
+static_assert(offsetof(region_view, base) == 0 && offsetof(region_view, len) == 8 &&
+              offsetof(region_view, direct) == 16 && sizeof(region_view) == 24);
 
 struct target_view {
   rank_t world = 0;
@@ -131,12 +137,15 @@ struct target_view {
   std::atomic<std::uint64_t> transport_flushed{0};
   std::uintptr_t stripes_address = 0;
   transport::pinned stripes_pin;
-  // Dynamic windows: the target's attached regions as last read (lock-free to read; refreshed
-  // under the mutex when the target's table changed). Old snapshots stay until the window
-  // goes, as a reader may still hold one.
-  std::atomic<const region_snapshot*> regions{nullptr};
+  // Dynamic windows: the target's attached regions as last read (lock-free to read; rewritten
+  // under the mutex when the target's table changed), and the pins that keep the mappings of
+  // those of them in segments (region_view::direct) while the table names them.
+  region_table regions;
+  // The index of the region the last lookup found (most lookups hit the one before them),
+  // tried first. Any thread may update it; a stale hint only costs the search.
+  std::atomic<std::uint32_t> region_hint{0};
   std::mutex regions_mutex;
-  std::vector<std::unique_ptr<region_snapshot>> region_snapshots;
+  std::vector<transport::pinned> region_pins;
 };
 
 struct epoch_state {
