@@ -128,12 +128,30 @@ void runtime_backend::wait_entries(completion& c) {
   oneside::detail::wait_until(local_doorbell(), [&] { return test_entries(c); });
 }
 
+segment::segment(backend* owner, void* base, std::size_t size, std::uint64_t id) noexcept
+    : memory_handle(owner, base, size, id) {
+  if (owner != nullptr && base != nullptr) {
+    owner->live_handles_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 segment::~segment() {
-  if (owner() != nullptr && base() != nullptr) owner()->release(*this);
+  if (owner() != nullptr && base() != nullptr) {
+    owner()->release(*this);
+    owner()->live_handles_.fetch_sub(1, std::memory_order_release);
+  }
+}
+
+exposure::exposure(backend* owner, void* base, std::size_t size, std::uint64_t id) noexcept
+    : memory_handle(owner, base, size, id) {
+  if (owner != nullptr) owner->live_handles_.fetch_add(1, std::memory_order_relaxed);
 }
 
 exposure::~exposure() {
-  if (owner() != nullptr) owner()->release(*this);
+  if (owner() != nullptr) {
+    owner()->release(*this);
+    owner()->live_handles_.fetch_sub(1, std::memory_order_release);
+  }
 }
 
 std::optional<reach_table::entry> reach_table::find(rank_t r, std::uintptr_t addr,

@@ -168,7 +168,9 @@ class memory_handle {
 // Move-only; destroying it withdraws the memory: peers may no longer reach it.
 class segment : public detail::memory_handle<segment> {
  public:
-  using memory_handle::memory_handle;
+  segment() = default;
+  // The handle on memory `owner` made (counted in its live_handles() unless base is null).
+  segment(backend* owner, void* base, std::size_t size, std::uint64_t id) noexcept;
   segment(segment&&) noexcept = default;
   segment& operator=(segment&&) noexcept = default;
   ~segment();
@@ -185,7 +187,9 @@ class segment : public detail::memory_handle<segment> {
 // Move-only.
 class exposure : public detail::memory_handle<exposure> {
  public:
-  using memory_handle::memory_handle;
+  exposure() = default;
+  // The handle on an exposure `owner` made (counted in its live_handles()).
+  exposure(backend* owner, void* base, std::size_t size, std::uint64_t id) noexcept;
   exposure(exposure&&) noexcept = default;
   exposure& operator=(exposure&&) noexcept = default;
   ~exposure();
@@ -403,6 +407,15 @@ class backend {
   // Called by segment/exposure destructors.
   virtual void release(segment& s) noexcept = 0;
   virtual void release(exposure& e) noexcept = 0;
+
+  // The segments and exposures this backend made that still exist (their handles may release
+  // into it at any time, closed or not): while there are any, the backend must stay.
+  long live_handles() const noexcept { return live_handles_.load(std::memory_order_acquire); }
+
+ private:
+  friend class segment;
+  friend class exposure;
+  std::atomic<long> live_handles_{0};
 };
 
 // The transport of the open runtime. Throws error(not_open) naming `call` when none is open.
