@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The long soak (issue 18): a workload that a long-running program repeats, run under
 # oneside-run for as long as asked, printing the largest resident set over the ranks as it
-# goes (tests/soak/soak_main.cpp).
+# goes (tests/soak/soak_main.cpp; the short version runs in CI as soak.rss.np4.shm).
 #
 # Usage: scripts/soak.sh [--build-dir DIR] [--ranks N] [mixed] [--seconds S] [--every S]
 #        scripts/soak.sh [--build-dir DIR] [--ranks N] windows|splits|reopen [--count N] [--every N]

@@ -1,7 +1,8 @@
 // The soak workloads: what a long-running program does over and over (windows of each flavour
 // made and freed, teams split and dropped, heap blocks allocated and freed, and puts, gets,
-// atomics and accumulates between them), and the memory this process holds meanwhile.
-// oneside_soak (soak_main.cpp, scripts/soak.sh) runs any of them for as long as asked and
+// atomics and accumulates between them), and the memory this process holds meanwhile. The CI
+// test (soak_test.cpp) runs the mixed workload for a few seconds and checks the resident set
+// stays flat; oneside_soak (soak_main.cpp, scripts/soak.sh) runs any of them for longer and
 // prints the resident set as it goes.
 #pragma once
 
