@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,12 +27,12 @@ std::uint64_t regions_version(window_impl& w, target_view& tv) {
   return ctl_fetch(w, tv, offsetof(window_ctl, regions_version), amo_op::load, amo_type::u64);
 }
 
-// Whether the snapshot `s` of the target's regions is current, before an access to them: the
+// Whether what `t` reads of the target's regions is current, before an access to them: the
 // version in the target's control block, or, when that is out of reach, the version the
 // target last stored into this member's (it does so before its attach or detach returns);
 // target_view::regions_version points at the one that applies.
-bool is_current(const target_view& tv, const region_snapshot* s) {
-  return s != nullptr && s->version == tv.regions_version->load(std::memory_order_acquire);
+bool is_current(const target_view& tv, const region_table::reader& t) {
+  return t.tag() == tv.regions_version->load(std::memory_order_acquire);
 }
 
 // Reads the region table of a target whose control block is not reachable, under its sequence
@@ -82,8 +83,10 @@ std::uint64_t read_regions_local(const target_view& tv, std::vector<region_entry
   }
 }
 
-// Reads the target's region table under its sequence lock and publishes a new snapshot.
-const region_snapshot* refresh_regions(window_impl& w, target_view& tv) {
+// Reads the target's region table under its sequence lock and, when it changed, rewrites this
+// member's view of it; then finds the region holding [lo, hi) there.
+std::optional<region_view> refresh_regions(window_impl& w, target_view& tv, std::uintptr_t lo,
+                                           std::uintptr_t hi) {
   std::lock_guard lock(tv.regions_mutex);
   std::vector<region_entry> entries;
   std::uint64_t version = 0;
@@ -92,36 +95,38 @@ const region_snapshot* refresh_regions(window_impl& w, target_view& tv) {
   } else {
     version = read_regions_local(tv, entries);
   }
-  const region_snapshot* old = tv.regions.load(std::memory_order_relaxed);
-  if (old != nullptr && old->version == version) return old;
-  auto next = std::make_unique<region_snapshot>();
-  next->version = version;
-  transport::backend& tp = *w.transport;
-  // Region memory is only used directly with the control block and the stripes reachable
-  // (find_direct reads the version through tv.ctl; direct accumulates take the stripes).
-  const bool reachable = tv.ctl != nullptr && tv.stripes != nullptr;
-  for (const region_entry& e : entries) {
-    region_view v{static_cast<std::uintptr_t>(e.base), static_cast<std::size_t>(e.len), {}};
-    // Memory in a segment (oneside's own allocations), and user memory the target's attach
-    // moved into shared memory, is load/store reachable: pin it through what made it so.
-    if (e.len > 0 && reachable) {
-      v.direct = pin_direct_part(tp, tv.world, e.exposure, v.base, v.len);
+  if (region_table::reader(tv.regions).tag() != version) {
+    transport::backend& tp = *w.transport;
+    // Region memory is only used directly with the control block and the stripes reachable
+    // (find_direct reads the version through tv.ctl; direct accumulates take the stripes).
+    const bool reachable = tv.ctl != nullptr && tv.stripes != nullptr;
+    std::vector<region_view> next;
+    std::vector<transport::pinned> pins;
+    next.reserve(entries.size());
+    for (const region_entry& e : entries) {
+      region_view v{static_cast<std::uintptr_t>(e.base), static_cast<std::size_t>(e.len), nullptr,
+                    0, 0};
+      // Memory in a segment (oneside's own allocations), and user memory the target's attach
+      // moved into shared memory, is load/store reachable: pin it through what made it so.
+      if (e.len > 0 && reachable) {
+        direct_part d = pin_direct_part(tp, tv.world, e.exposure, v.base, v.len);
+        v.direct = d.at_base;
+        v.direct_lo = d.lo;
+        v.direct_hi = d.hi;
+        if (d.pin) pins.push_back(std::move(d.pin));
+      }
+      next.push_back(v);
     }
-    next->regions.push_back(std::move(v));
+    std::sort(next.begin(), next.end(),
+              [](const region_view& a, const region_view& b) { return a.base < b.base; });
+    tv.regions.assign(next, version);
+    // The pins of regions the table no longer names go (their mappings with them once the
+    // owner withdrew the memory): a detached region is not accessed any more (WIN-16).
+    tv.region_pins = std::move(pins);
   }
-  std::sort(next->regions.begin(), next->regions.end(),
-            [](const region_view& a, const region_view& b) { return a.base < b.base; });
-  const region_snapshot* published = next.get();
-  // Older snapshots stay (a reader may hold one) but no longer keep memory mapped: the regions
-  // still attached are pinned by the new one (the same mappings), and a detached region's
-  // memory must not stay mapped here for the window's life (its pages went back to the
-  // target; only an access racing with the detach, which is erroneous, could still use it).
-  if (!tv.region_snapshots.empty()) {
-    for (region_view& r : tv.region_snapshots.back()->regions) r.direct.pin = transport::pinned();
-  }
-  tv.region_snapshots.push_back(std::move(next));
-  tv.regions.store(published, std::memory_order_release);
-  return published;
+  const region_table::reader t(tv.regions);
+  if (const std::size_t i = find_region(t, tv.region_hint, lo, hi); i < t.size()) return t[i];
+  return std::nullopt;
 }
 
 }  // namespace
@@ -175,16 +180,17 @@ resolved resolve_target(window_impl& w, std::string_view call, rank_t target, di
     if (target_count == 0 || span == 0) return r;
     const std::uintptr_t lo = r.address + static_cast<std::uintptr_t>(fp.lo);
     const std::uintptr_t hi = lo + span;
-    const region_snapshot* s = tv.regions.load(std::memory_order_acquire);
-    const region_view* reg = is_current(tv, s) ? find_region(s, lo, hi) : nullptr;
-    if (reg == nullptr) reg = find_region(refresh_regions(w, tv), lo, hi);  // maybe stale
-    if (reg == nullptr) [[unlikely]] {
+    std::optional<region_view> reg;
+    if (const region_table::reader t(tv.regions); is_current(tv, t)) {
+      if (const std::size_t i = find_region(t, tv.region_hint, lo, hi); i < t.size()) reg = t[i];
+      if (!t.valid()) reg.reset();
+    }
+    if (!reg) reg = refresh_regions(w, tv, lo, hi);  // maybe stale
+    if (!reg) [[unlikely]] {
       w.fail(error_class::rma_range, w.where(call, "WIN-15", target, disp, span),
              "the target memory is not inside one region attached to the target's window");
     }
-    if (reg->direct.at(lo - reg->base, span) != nullptr) {
-      r.direct = reg->direct.at_base + (r.address - reg->base);
-    }
+    if (reg->at(lo - reg->base, span) != nullptr) r.direct = reg->direct + (r.address - reg->base);
     return r;
   }
 

@@ -8,7 +8,7 @@
 // into this member's control block (before its attach or detach returned) says it changed.
 #pragma once
 
-#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -36,17 +36,37 @@ struct direct_span {
   std::byte* pointer = nullptr;
   std::uintptr_t address = 0;
 };
-// The region of `s` holding all of [lo, hi) (not spread over two adjacent ones), or null.
-inline const region_view* find_region(const region_snapshot* s, std::uintptr_t lo,
-                                      std::uintptr_t hi) noexcept {
-  if (s == nullptr) return nullptr;
-  auto it = std::upper_bound(s->regions.begin(), s->regions.end(), lo,
-                             [](std::uintptr_t a, const region_view& r) { return a < r.base; });
-  if (it == s->regions.begin()) return nullptr;
-  --it;
+// The index in `t` of the region holding all of [lo, hi) (not spread over two adjacent ones),
+// or t.size() when none does; good once t.valid() says so. The region `hint` names (the one
+// found last) is tried first, then a binary search on the regions' bases; only the words it
+// needs are read (region_word).
+[[gnu::always_inline]] inline std::size_t find_region(const region_table::reader& t,
+                                                      std::atomic<std::uint32_t>& hint,
+                                                      std::uintptr_t lo,
+                                                      std::uintptr_t hi) noexcept {
+  const std::size_t n = t.size();
+  if (const std::size_t h = hint.load(std::memory_order_relaxed); h < n) {
+    const std::uintptr_t base = t.word(h, region_word::base);
+    if (lo >= base && hi <= base + t.word(h, region_word::len)) return h;
+  }
+  // The first region whose base lies beyond lo; the one before it is the candidate.
+  std::size_t first = 0;
+  std::size_t count = n;
+  while (count > 0) {
+    const std::size_t half = count / 2;
+    if (t.word(first + half, region_word::base) <= lo) {
+      first += half + 1;
+      count -= half + 1;
+    } else {
+      count = half;
+    }
+  }
+  if (first == 0) return n;
   // The whole range must lie inside this one region (not across two adjacent ones).
-  if (lo >= it->base && hi <= it->base + it->len) return &*it;
-  return nullptr;
+  const std::uintptr_t base = t.word(first - 1, region_word::base);
+  if (lo < base || hi > base + t.word(first - 1, region_word::len)) return n;
+  hint.store(static_cast<std::uint32_t>(first - 1), std::memory_order_relaxed);
+  return first - 1;
 }
 
 inline direct_span find_direct(const window_impl& w, target_view& tv, disp_t disp,
@@ -54,16 +74,21 @@ inline direct_span find_direct(const window_impl& w, target_view& tv, disp_t dis
   if (disp < 0) return {};
   if (w.flavor == rma::flavor::dynamic) {
     const auto lo = static_cast<std::uintptr_t>(disp);
-    const region_snapshot* s = tv.regions.load(std::memory_order_acquire);
-    if (s == nullptr || lo + bytes < lo ||
-        s->version != tv.regions_version->load(std::memory_order_acquire)) {
+    const region_table::reader t(tv.regions);
+    if (lo + bytes < lo || t.tag() != tv.regions_version->load(std::memory_order_acquire)) {
       return {};
     }
-    const region_view* reg = find_region(s, lo, lo + bytes);
-    if (reg == nullptr) return {};
-    std::byte* p = reg->direct.at(lo - reg->base, bytes);
-    if (p == nullptr) return {};
-    return {p, lo};
+    const std::size_t i = find_region(t, tv.region_hint, lo, lo + bytes);
+    if (i == t.size()) return {};
+    const std::uintptr_t offset = lo - t.word(i, region_word::base);
+    auto* direct = reinterpret_cast<std::byte*>(t.word(i, region_word::direct));
+    const std::uint64_t reach_lo = t.word(i, region_word::direct_lo);
+    const std::uint64_t reach_hi = t.word(i, region_word::direct_hi);
+    if (direct == nullptr || offset < reach_lo || offset > reach_hi || bytes > reach_hi - offset ||
+        !t.valid()) {
+      return {};
+    }
+    return {direct + offset, lo};
   }
   std::uint64_t offset = 0;
   if (tv.direct_base == nullptr ||

@@ -17,6 +17,7 @@
 #include <oneside/runtime/wait.hpp>
 
 #include "ops/stripe_lock.hpp"
+#include "runtime/seqlock_table.hpp"
 #include "runtime/transport.hpp"
 
 namespace oneside::rma::detail {
@@ -102,18 +103,37 @@ struct direct_part {
 direct_part pin_direct_part(transport::backend& tp, rank_t world, std::uint64_t exposure,
                             std::uintptr_t base, std::size_t len);
 
-// A region of a dynamic window as an origin sees it.
+// A region of a dynamic window as an origin sees it: where this process loads and stores it
+// (the direct_part of its memory without the pin, which the target's view keeps beside the
+// table: region_pins), else nowhere (cross-memory attach, the owner's agent).
 struct region_view {
   std::uintptr_t base;
   std::size_t len;
-  direct_part direct;  // where this process loads and stores it (else cross-memory attach / agent)
+  std::byte* direct;      // standing for `base`, or null (direct_part::at_base)
+  std::size_t direct_lo;  // the reachable part of [0, len) (direct_part::lo, hi)
+  std::size_t direct_hi;
+  std::byte* at(std::size_t offset, std::size_t bytes) const noexcept {
+    return direct != nullptr && offset >= direct_lo && offset <= direct_hi &&
+                   bytes <= direct_hi - offset
+               ? direct + offset
+               : nullptr;
+  }
 };
-// The regions of one target at one version of its table. Immutable once published; replaced
-// (never changed) when the target attaches or detaches.
-struct region_snapshot {
-  std::uint64_t version;
-  std::vector<region_view> regions;  // sorted by base
+// The regions of one target, sorted by base and tagged with the version of the target's table
+// they copy: read without a lock, rewritten in place when the target attaches or detaches
+// (seqlock_table.hpp).
+using region_table = oneside::detail::seqlock_table<region_view>;
+// A region_view's words, for lookups that read only what they need.
+struct region_word {
+  static constexpr std::size_t base = 0;
+  static constexpr std::size_t len = 1;
+  static constexpr std::size_t direct = 2;
+  static constexpr std::size_t direct_lo = 3;
+  static constexpr std::size_t direct_hi = 4;
 };
+static_assert(offsetof(region_view, base) == 0 && offsetof(region_view, len) == 8 &&
+              offsetof(region_view, direct) == 16 && offsetof(region_view, direct_lo) == 24 &&
+              offsetof(region_view, direct_hi) == 32 && sizeof(region_view) == 40);
 
 struct target_view {
   rank_t world = 0;
@@ -154,12 +174,16 @@ struct target_view {
   std::atomic<std::uint64_t> transport_flushed{0};
   std::uintptr_t stripes_address = 0;
   transport::pinned stripes_pin;
-  // Dynamic windows: the target's attached regions as last read (lock-free to read; refreshed
-  // under the mutex when the target's table changed). Old snapshots stay until the window
-  // goes, as a reader may still hold one, but only the current one keeps memory pinned.
-  std::atomic<const region_snapshot*> regions{nullptr};
+  // Dynamic windows: the target's attached regions as last read (lock-free to read; rewritten
+  // under the mutex when the target's table changed), and the pins that keep the mappings of
+  // those of them reachable here (in segments, or moved into shared memory by the target's
+  // attach: region_view::direct) while the table names them.
+  region_table regions;
+  // The index of the region the last lookup found (most lookups hit the one before them),
+  // tried first. Any thread may update it; a stale hint only costs the search.
+  std::atomic<std::uint32_t> region_hint{0};
   std::mutex regions_mutex;
-  std::vector<std::unique_ptr<region_snapshot>> region_snapshots;
+  std::vector<transport::pinned> region_pins;
 };
 
 struct epoch_state {

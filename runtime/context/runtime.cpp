@@ -95,16 +95,28 @@ int arena_threads(const rank_topology& topo, const detail::bootstrap& boot) {
   return std::max(1, m.cores / std::max(1, boot.local_size()));
 }
 
-// A closed transport stays alive until the process ends: handles the program still holds
-// (segments, teams) may release into it after close, which it then ignores.
-std::vector<std::unique_ptr<transport::backend>>& graveyard() {
-  static std::vector<std::unique_ptr<transport::backend>> g;
+// Closed transports that handles the program still holds (segments and exposures, and the
+// teams and windows made of them) may release into, which they then ignore. Each stays only
+// while it has such handles: a program that opens and closes the runtime again and again does
+// not keep every transport it had. Called under g_open_mutex.
+std::vector<std::unique_ptr<transport::runtime_backend>>& graveyard() {
+  static std::vector<std::unique_ptr<transport::runtime_backend>> g;
   return g;
 }
 std::mutex g_open_mutex;
 
+// Adds a closed transport to the graveyard (when given one) and destroys those no handle
+// refers to any more.
+void bury(std::unique_ptr<transport::backend> closed) {
+  auto& g = graveyard();
+  if (closed) {
+    g.emplace_back(static_cast<transport::runtime_backend*>(closed.release()));
+  }
+  std::erase_if(g, [](const auto& t) { return !t->in_use(); });
+}
+
 // Local teardown of a context that will not be closed collectively: drop the teams, stop the
-// agent and release this rank's shared memory, keep the transport object for late handles.
+// agent and release this rank's shared memory; the transport object goes to the graveyard.
 void retire(std::unique_ptr<detail::context> ctx) {
   if (!ctx) return;
   detail::layer_registry::release_all(*ctx);
@@ -113,7 +125,7 @@ void retire(std::unique_ptr<detail::context> ctx) {
   ctx->arena.reset();
   static_cast<transport::runtime_backend&>(*ctx->transport).abandon();
   ctx->boot->abandon();
-  graveyard().push_back(std::move(ctx->transport));
+  bury(std::move(ctx->transport));
 }
 
 }  // namespace
@@ -125,6 +137,7 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
   std::lock_guard lock(g_open_mutex);
   ONESIDE_CHECK(detail::current_context() == nullptr, error_class::arg, {.call = "runtime"},
                 "a oneside runtime is already open in this process");
+  bury(nullptr);  // transports whose last handles went since
   auto ctx = std::make_unique<detail::context>();
   detail::set_hang_timeout(
       std::min<std::int64_t>(detail::setting_int("ONESIDE_HANG_TIMEOUT"), 1'000'000'000) *
@@ -182,7 +195,7 @@ void runtime::close() {
   static_cast<transport::runtime_backend&>(*c->transport).close();
   std::unique_ptr<detail::context> ctx = detail::uninstall_context();
   ctx->boot->note_runtime(detail::runtime_state::closed);
-  graveyard().push_back(std::move(ctx->transport));
+  bury(std::move(ctx->transport));
 }
 
 runtime::~runtime() {

@@ -36,6 +36,9 @@ class router final : public runtime_backend {
   void close() override;
   void abandon() noexcept override;
   bool is_complete(const completion::pending& p) override { return pick(p.target).is_complete(p); }
+  bool in_use() const noexcept override {
+    return (node_ && node_->in_use()) || (net_ && net_->in_use());
+  }
 
   std::string_view name() const noexcept override { return name_; }
   const transport_caps& caps() const noexcept override { return caps_; }

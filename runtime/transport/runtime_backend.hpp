@@ -18,6 +18,9 @@ class runtime_backend : public backend {
   // Whether the operation an entry of a completion tracks (made by this backend) is complete;
   // once true, the entry is dropped and never asked about again.
   virtual bool is_complete(const completion::pending& p) = 0;
+  // Whether a handle this transport (or a backend it holds) made still exists: a closed
+  // transport is destroyed only once none does (runtime.cpp).
+  virtual bool in_use() const noexcept { return live_handles() != 0; }
 
  protected:
   // test() and wait() for backends that track a completion entry by entry (is_complete):

@@ -128,12 +128,74 @@ void runtime_backend::wait_entries(completion& c) {
   oneside::detail::wait_until(local_doorbell(), [&] { return test_entries(c); });
 }
 
+segment::segment(backend* owner, void* base, std::size_t size, std::uint64_t id) noexcept
+    : memory_handle(owner, base, size, id) {
+  if (owner != nullptr && base != nullptr) {
+    owner->live_handles_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 segment::~segment() {
-  if (owner() != nullptr && base() != nullptr) owner()->release(*this);
+  if (owner() != nullptr && base() != nullptr) {
+    owner()->release(*this);
+    owner()->live_handles_.fetch_sub(1, std::memory_order_release);
+  }
+}
+
+exposure::exposure(backend* owner, void* base, std::size_t size, std::uint64_t id) noexcept
+    : memory_handle(owner, base, size, id) {
+  if (owner != nullptr) owner->live_handles_.fetch_add(1, std::memory_order_relaxed);
 }
 
 exposure::~exposure() {
-  if (owner() != nullptr) owner()->release(*this);
+  if (owner() != nullptr) {
+    owner()->release(*this);
+    owner()->live_handles_.fetch_sub(1, std::memory_order_release);
+  }
+}
+
+std::optional<reach_table::entry> reach_table::find(rank_t r, std::uintptr_t addr,
+                                                    std::size_t len) noexcept {
+  if (r < 0 || r >= ranks_) return std::nullopt;
+  rank_view& s = slots_[static_cast<std::size_t>(r)];
+  if (s.version == nullptr) return std::nullopt;
+  const table::reader t(s.entries);
+  if (t.tag() == s.version->load(std::memory_order_acquire)) {
+    const std::optional<entry> e = look_up(s, t, addr, len);
+    if (t.valid()) return e;
+  }
+  return find_current(r, addr, len);  // stale, or rewritten while we read it
+}
+
+void* reach_table::local_slow(rank_t r, std::uintptr_t addr, std::size_t len) noexcept {
+  const std::optional<entry> e = find(r, addr, len);
+  return e && e->local != nullptr ? e->local + (addr - e->base) : nullptr;
+}
+
+std::optional<reach_table::entry> reach_table::look_up(rank_view& s, const table::reader& t,
+                                                       std::uintptr_t addr,
+                                                       std::size_t len) noexcept {
+  const auto covers = [&](const entry& e) {
+    return addr - e.base <= e.len && len <= e.len - (addr - e.base);
+  };
+  const std::size_t n = t.size();
+  if (const std::size_t h = s.hint.load(std::memory_order_relaxed); h < n) {
+    const entry e = t[h];
+    if (e.local != nullptr && covers(e)) return e;  // only mapped entries are hints
+  }
+  std::optional<entry> exposed;
+  for (std::size_t i = 0; i < n; ++i) {
+    const entry e = t[i];
+    if (e.base > addr) break;
+    if (covers(e)) {
+      if (e.local != nullptr) {
+        s.hint.store(static_cast<std::uint32_t>(i), std::memory_order_relaxed);
+        return e;
+      }
+      exposed = e;
+    }
+  }
+  return exposed;
 }
 
 completion* deferred() noexcept {

@@ -454,6 +454,50 @@ TEST_F(Transport, PinnedMemoryOutlivesItsWithdrawal) {
   barrier(world());
 }
 
+// The table of exposed memory is read by any thread without a lock while the transport
+// rewrites it in place for an owner that changed its segments (issue 18: it used to keep every
+// replaced copy): lookups by several threads of every rank, while every rank allocates and
+// frees segments over and over, always find the segment that stays, mapped where it is.
+TEST_F(Transport, LookupsFromManyThreadsStayRightWhileOwnersChangeTheirSegments) {
+  if (size() < 2) GTEST_SKIP() << "needs a peer";
+  const auto node = tp().node_ranks();
+  transport::segment stays = tp().allocate_segment(4096);
+  std::memset(stays.base(), 0x42 + rank(), 4096);
+  const auto addr = exchange_addresses(stays.base());
+  barrier(world());
+  std::atomic<bool> stop{false};
+  std::atomic<long> lookups{0};
+  std::atomic<long> wrong{0};
+  std::vector<std::thread> readers;
+  for (int k = 0; k < 2; ++k) {
+    readers.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        for (int q = 0; q < size(); ++q) {
+          if (q == rank()) continue;
+          const std::uintptr_t a = addr[static_cast<std::size_t>(q)];
+          const bool on_node = std::find(node.begin(), node.end(), q) != node.end();
+          bool right = tp().exposes(q, a + 8, 8);
+          if (on_node) {
+            const auto* p = static_cast<const unsigned char*>(tp().direct(q, a, 4096));
+            right = right && p != nullptr && p[0] == 0x42 + q && p[4095] == 0x42 + q;
+          }
+          if (!right) wrong.fetch_add(1, std::memory_order_relaxed);
+          lookups.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+    });
+  }
+  for (int i = 0; i < 200; ++i) {
+    transport::segment churn = tp().allocate_segment(4096 * (1 + static_cast<std::size_t>(i % 3)));
+  }
+  barrier(world());  // every rank's churn is over, and its readers ran meanwhile
+  stop.store(true);
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(wrong.load(), 0) << "of " << lookups.load() << " lookups";
+  EXPECT_GT(lookups.load(), 0);
+  barrier(world());
+}
+
 TEST_F(Transport, SegmentsAreNamedPerJobAndPrivateToTheUser) {
   // The names below are oneside-run's job's (the MPI transport's node objects add the node).
   if (tp().name() != "shm" || !detail::setting_is_set("ONESIDE_JOB_ID")) {

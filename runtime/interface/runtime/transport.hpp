@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -23,6 +24,8 @@
 
 #include <oneside/runtime/amo.hpp>
 #include <oneside/runtime/types.hpp>
+
+#include "runtime/seqlock_table.hpp"
 
 namespace oneside {
 namespace detail {
@@ -165,7 +168,9 @@ class memory_handle {
 // Move-only; destroying it withdraws the memory: peers may no longer reach it.
 class segment : public detail::memory_handle<segment> {
  public:
-  using memory_handle::memory_handle;
+  segment() = default;
+  // The handle on memory `owner` made (counted in its live_handles() unless base is null).
+  segment(backend* owner, void* base, std::size_t size, std::uint64_t id) noexcept;
   segment(segment&&) noexcept = default;
   segment& operator=(segment&&) noexcept = default;
   ~segment();
@@ -182,7 +187,9 @@ class segment : public detail::memory_handle<segment> {
 // Move-only.
 class exposure : public detail::memory_handle<exposure> {
  public:
-  using memory_handle::memory_handle;
+  exposure() = default;
+  // The handle on an exposure `owner` made (counted in its live_handles()).
+  exposure(backend* owner, void* base, std::size_t size, std::uint64_t id) noexcept;
   exposure(exposure&&) noexcept = default;
   exposure& operator=(exposure&&) noexcept = default;
   ~exposure();
@@ -209,11 +216,12 @@ class pinned {
 // The transport's one table of exposed memory, as this process sees it: for each rank of
 // this node, the ranges it exposed (segments, and exposures of user memory) and, where this
 // process loads and stores them, their mapping here. Read inline, without a virtual call or a
-// lock: one immutable snapshot per rank, current while its version equals the owner's (one
-// load); the transport replaces a stale one (old ones live until the transport goes, as a
-// reader may hold one). Ranks off this node have no entries: backend::exposes() answers for
-// them. Callers may cache what find() returns only as long as the snapshot is current; pin()
-// gives a handle that keeps a mapping alive.
+// lock: one table per rank, current while its tag equals the owner's version (one load); the
+// transport rewrites a stale one in place under a sequence lock (seqlock_table.hpp, which says
+// why nothing of it is ever reclaimed while the transport lives and memory stays bounded
+// anyway). Ranks off this node have no entries: backend::exposes() answers for them. find()
+// returns a copy; the mapping it names stays valid until the owner withdraws the memory, and
+// pin() gives a handle that keeps it longer.
 class reach_table {
  public:
   struct entry {
@@ -222,62 +230,44 @@ class reach_table {
     std::byte* local;  // the mapping here, or null (reached by messages or cross-memory attach)
     std::uint64_t id;  // the owner's name for it
   };
-  struct snapshot {
-    std::uint64_t version;
-    std::vector<entry> entries;  // sorted by base
-  };
 
   reach_table() = default;
   reach_table(const reach_table&) = delete;
   reach_table& operator=(const reach_table&) = delete;
 
   // The entry holding all of [addr, addr + len) of rank `r` (a mapped one when there are
-  // two), or null when `r` exposed no such range or is not on this node.
-  const entry* find(rank_t r, std::uintptr_t addr, std::size_t len) noexcept {
+  // two), or nothing when `r` exposed no such range or is not on this node.
+  std::optional<entry> find(rank_t r, std::uintptr_t addr, std::size_t len) noexcept;
+  // A pointer through which this process loads and stores [addr, addr + len) of `r`, or null.
+  // Inline for the common case: the mapped entry the last lookup of `r` found, which reading
+  // its three words and the table's sequence, tag and owner's version confirms.
+  void* local(rank_t r, std::uintptr_t addr, std::size_t len) noexcept {
     if (r < 0 || r >= ranks_) return nullptr;
     rank_view& s = slots_[static_cast<std::size_t>(r)];
     if (s.version == nullptr) return nullptr;
-    const snapshot* v = s.current.load(std::memory_order_acquire);
-    if (v == nullptr || v->version != s.version->load(std::memory_order_acquire)) {
-      v = refresh(r);
-    }
-    // The hint is used only while it lies in the current snapshot: one of an older snapshot may
-    // name memory that is no longer mapped.
-    const entry* const first = v->entries.data();
-    if (const entry* e = s.hint.load(std::memory_order_relaxed);
-        reinterpret_cast<std::uintptr_t>(e) - reinterpret_cast<std::uintptr_t>(first) <
-            v->entries.size() * sizeof(entry) &&
-        addr - e->base <= e->len && len <= e->len - (addr - e->base)) {
-      return e;  // a mapped entry (only those are hints)
-    }
-    const entry* exposed = nullptr;
-    for (const entry& e : v->entries) {
-      if (e.base > addr) break;
-      if (addr - e.base <= e.len && len <= e.len - (addr - e.base)) {
-        if (e.local != nullptr) {
-          s.hint.store(&e, std::memory_order_relaxed);
-          return &e;
-        }
-        exposed = &e;
+    const table::reader t(s.entries);
+    if (const std::size_t h = s.hint.load(std::memory_order_relaxed);
+        h < t.size() && t.tag() == s.version->load(std::memory_order_acquire)) {
+      const std::uintptr_t base = t.word(h, base_word);
+      const std::size_t n = t.word(h, len_word);
+      const std::uintptr_t at = t.word(h, local_word);
+      if (at != 0 && addr - base <= n && len <= n - (addr - base) && t.valid()) [[likely]] {
+        return reinterpret_cast<std::byte*>(at) + (addr - base);
       }
     }
-    return exposed;
-  }
-  // A pointer through which this process loads and stores [addr, addr + len) of `r`, or null.
-  void* local(rank_t r, std::uintptr_t addr, std::size_t len) noexcept {
-    const entry* e = find(r, addr, len);
-    return e != nullptr && e->local != nullptr ? e->local + (addr - e->base) : nullptr;
+    return local_slow(r, addr, len);
   }
 
  protected:
   ~reach_table() = default;
-  struct rank_view {
-    std::atomic<const snapshot*> current{nullptr};
+  using table = oneside::detail::seqlock_table<entry>;
+  // What a lookup reads comes first, in one cache line.
+  struct alignas(64) rank_view {
     const std::atomic<std::uint64_t>* version = nullptr;  // the owner's; null: not on this node
-    // The mapped entry the last lookup found (most lookups hit the one before them), tried
-    // first: beside the snapshot pointer, so trying it costs no further dependent load. Any
-    // thread may update it; a stale hint only costs the scan.
-    std::atomic<const entry*> hint{nullptr};
+    // The index of the mapped entry the last lookup found (most lookups hit the one before
+    // them), tried first. Any thread may update it; a stale hint only costs the scan.
+    std::atomic<std::uint32_t> hint{0};
+    table entries;  // sorted by base; tagged with the owner's version they copy
   };
   // Sets up a slot per job rank (none on the node until given a version word).
   void init_slots(int ranks) {
@@ -285,13 +275,26 @@ class reach_table {
     slots_ = std::make_unique<rank_view[]>(static_cast<std::size_t>(ranks));
   }
   rank_view& view_of(rank_t r) noexcept { return slots_[static_cast<std::size_t>(r)]; }
-  // Reads rank r's table afresh and publishes its snapshot (the owning backend).
-  virtual const snapshot* refresh(rank_t r) noexcept = 0;
+  // find() under the lock that orders the rewrites of rank r's table, after bringing it up to
+  // date (the owning backend; its lookup is look_up()).
+  virtual std::optional<entry> find_current(rank_t r, std::uintptr_t addr,
+                                            std::size_t len) noexcept = 0;
+  // The lookup itself, in what `t` reads of `s` (which it may find changed: see valid()).
+  static std::optional<entry> look_up(rank_view& s, const table::reader& t, std::uintptr_t addr,
+                                      std::size_t len) noexcept;
 
  private:
+  // An entry's words, as local() reads them.
+  static constexpr std::size_t base_word = 0;
+  static constexpr std::size_t len_word = 1;
+  static constexpr std::size_t local_word = 2;
+  void* local_slow(rank_t r, std::uintptr_t addr, std::size_t len) noexcept;
+
   int ranks_ = 0;
   std::unique_ptr<rank_view[]> slots_;
 };
+static_assert(offsetof(reach_table::entry, base) == 0 && offsetof(reach_table::entry, len) == 8 &&
+              offsetof(reach_table::entry, local) == 16 && sizeof(reach_table::entry) == 32);
 
 // ---- active messages ------------------------------------------------------------------
 
@@ -449,6 +452,15 @@ class backend {
   // Called by segment/exposure destructors.
   virtual void release(segment& s) noexcept = 0;
   virtual void release(exposure& e) noexcept = 0;
+
+  // The segments and exposures this backend made that still exist (their handles may release
+  // into it at any time, closed or not): while there are any, the backend must stay.
+  long live_handles() const noexcept { return live_handles_.load(std::memory_order_acquire); }
+
+ private:
+  friend class segment;
+  friend class exposure;
+  std::atomic<long> live_handles_{0};
 };
 
 // The transport of the open runtime. Throws error(not_open) naming `call` when none is open.

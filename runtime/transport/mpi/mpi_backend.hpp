@@ -431,7 +431,9 @@ class mpi final : public runtime_backend {
   }
 
   struct empty_reach final : reach_table {
-    const snapshot* refresh(rank_t) noexcept override { return nullptr; }
+    std::optional<entry> find_current(rank_t, std::uintptr_t, std::size_t) noexcept override {
+      return std::nullopt;
+    }
   };
   empty_reach no_reach_;
   oneside::detail::bootstrap& boot_;

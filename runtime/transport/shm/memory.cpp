@@ -246,11 +246,9 @@ void shm::publish_table() {
   h.table_version.store(v + 2, std::memory_order_release);
 }
 
-const reach_table::snapshot* shm::refresh(rank_t r) noexcept {
-  const int index = index_of(r);
+void shm::refresh_locked(int index) noexcept {
   peer& p = peer_at(index);
-  rank_view& sl = view_of(r);
-  std::lock_guard lock(p.refresh_mutex);
+  rank_view& sl = view_of(job_ranks_[static_cast<std::size_t>(index)]);
   page_header& h = *p.page.header;
   std::vector<segment_entry> entries;
   std::uint64_t version = 0;
@@ -270,11 +268,10 @@ const reach_table::snapshot* shm::refresh(rank_t r) noexcept {
     std::atomic_thread_fence(std::memory_order_acquire);
     if (h.table_version.load(std::memory_order_relaxed) == version) break;
   }
-  const snapshot* old = sl.current.load(std::memory_order_relaxed);
-  if (old != nullptr && old->version == version) return old;
+  if (table::reader(sl.entries).tag() == version) return;
 
-  auto next = std::make_unique<snapshot>();
-  next->version = version;
+  std::vector<entry> next;
+  next.reserve(entries.size());
   std::map<std::uint64_t, std::shared_ptr<shm_object>> kept;
   // Exposures' ranges by id, to keep a moved object's reach inside its exposure (moved_flag).
   std::map<std::uint64_t, const segment_entry*> ranges;
@@ -288,11 +285,11 @@ const reach_table::snapshot* shm::refresh(rank_t r) noexcept {
     // without load/store: such entries only say the memory is exposed (inline messages and
     // cross-memory attach reach it).
     if (index == me_) {
-      next->entries.push_back(entry{base, len, reinterpret_cast<std::byte*>(base), e.id});
+      next.push_back(entry{base, len, reinterpret_cast<std::byte*>(base), e.id});
       continue;
     }
     if ((e.id & exposure_flag) != 0 || !opts_.load_store) {
-      next->entries.push_back(entry{base, len, nullptr, e.id});
+      next.push_back(entry{base, len, nullptr, e.id});
       continue;
     }
     // Moved user pages: only the part inside their exposure's range (none without it).
@@ -318,18 +315,24 @@ const reach_table::snapshot* shm::refresh(rank_t r) noexcept {
         continue;  // withdrawn since we read the table
       }
     }
-    next->entries.push_back(
-        entry{base, len, static_cast<std::byte*>(it->second->data()) + skip, e.id});
+    next.push_back(entry{base, len, static_cast<std::byte*>(it->second->data()) + skip, e.id});
     kept.emplace(e.id, std::move(it->second));
   }
-  // Mappings of withdrawn segments are dropped here (unless pinned).
-  p.maps = std::move(kept);
-  std::sort(next->entries.begin(), next->entries.end(),
+  std::sort(next.begin(), next.end(),
             [](const entry& a, const entry& b) { return a.base < b.base; });
-  const snapshot* published = next.get();
-  p.retired.push_back(std::move(next));  // kept until the backend goes: readers may hold one
-  sl.current.store(published, std::memory_order_release);
-  return published;
+  sl.entries.assign(next, version);
+  // Mappings of withdrawn segments are dropped here (unless pinned), once the table no longer
+  // names them.
+  p.maps = std::move(kept);
+}
+
+std::optional<reach_table::entry> shm::find_current(rank_t r, std::uintptr_t addr,
+                                                    std::size_t len) noexcept {
+  const int index = index_of(r);
+  std::lock_guard lock(peer_at(index).refresh_mutex);
+  refresh_locked(index);
+  rank_view& sl = view_of(r);
+  return look_up(sl, table::reader(sl.entries), addr, len);
 }
 
 void* shm::direct_at(int index, std::uintptr_t addr, std::size_t len) noexcept {
@@ -347,8 +350,8 @@ pinned shm::pin(rank_t r, std::uintptr_t addr, std::size_t len) {
   const int i = checked_index(r, "pin");
   if (i == me_) return pinned(reinterpret_cast<void*>(addr), len, nullptr);
   if (!opts_.load_store) return {};
-  const entry* m = find(r, addr, len);
-  if (m == nullptr || m->local == nullptr) return {};
+  const std::optional<entry> m = find(r, addr, len);
+  if (!m || m->local == nullptr) return {};
   peer& p = peer_at(i);
   std::lock_guard lock(p.refresh_mutex);
   auto it = p.maps.find(m->id);
@@ -363,17 +366,18 @@ pinned shm::pin_exposure(rank_t r, std::uint64_t exposure_id, std::uintptr_t add
   if (!opts_.load_store) return {};
   // The mapped entry of that exposure's moved pages, or (id 0) of a segment.
   const std::uint64_t want = exposure_id == 0 ? 0 : exposure_id | moved_flag;
-  const rank_view& view = view_of(r);
-  const snapshot* s = view.current.load(std::memory_order_acquire);
-  if (s == nullptr || s->version != view.version->load(std::memory_order_acquire)) s = refresh(r);
-  for (const entry& e : s->entries) {
+  // Under the refresh lock the table is current and no write overlaps the read.
+  peer& p = peer_at(i);
+  std::lock_guard lock(p.refresh_mutex);
+  refresh_locked(i);
+  const table::reader t(view_of(r).entries);
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    const entry e = t[k];
     const bool match = exposure_id == 0 ? (e.id & (exposure_flag | moved_flag)) == 0 : e.id == want;
     if (!match || e.local == nullptr || addr < e.base || addr - e.base > e.len ||
         len > e.len - (addr - e.base)) {
       continue;
     }
-    peer& p = peer_at(i);
-    std::lock_guard lock(p.refresh_mutex);
     auto it = p.maps.find(e.id);
     if (it == p.maps.end()) return {};
     return pinned(e.local + (addr - e.base), len, it->second);

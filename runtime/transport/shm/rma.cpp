@@ -118,7 +118,7 @@ void shm::transfer(rank_t target, std::span<const Iov> local, std::span<const re
   });
   if (far_remote.empty()) return;
   const bool exposed = std::all_of(far_remote.begin(), far_remote.end(), [&](const remote_iov& r) {
-    return find(target, r.addr, r.len) != nullptr;
+    return find(target, r.addr, r.len).has_value();
   });
   if (exposed && fits_inline(Write, far_bytes, far_remote.size())) {
     if constexpr (Write) {
@@ -150,7 +150,7 @@ void shm::put(rank_t dst, std::uintptr_t addr, std::span<const std::byte> src, c
       return;
     }
     // Exposed memory of the target: a message, no allocation, no system call.
-    if (fits_inline(true, src.size(), 1) && find(dst, addr, src.size()) != nullptr) {
+    if (fits_inline(true, src.size(), 1) && find(dst, addr, src.size()).has_value()) {
       const const_iov l{src.data(), src.size()};
       const remote_iov r{addr, src.size()};
       const std::uint64_t ticket = put_inline(i, std::span(&l, 1), std::span(&r, 1));
@@ -170,7 +170,7 @@ void shm::get(rank_t src, std::uintptr_t addr, std::span<std::byte> dst, complet
       oneside::detail::copy_bytes(dst.data(), p, dst.size());
       return;
     }
-    if (fits_inline(false, dst.size(), 1) && find(src, addr, dst.size()) != nullptr) {
+    if (fits_inline(false, dst.size(), 1) && find(src, addr, dst.size()).has_value()) {
       const mutable_iov l{dst.data(), dst.size()};
       const remote_iov r{addr, dst.size()};
       get_inline(i, std::span(&l, 1), std::span(&r, 1));

@@ -106,7 +106,7 @@ class shm final : public runtime_backend, public reach_table {
                       std::size_t len) override;
   reach_table& reach() noexcept override { return *this; }
   bool exposes(rank_t rank, std::uintptr_t addr, std::size_t len) override {
-    return find(rank, addr, len) != nullptr;
+    return find(rank, addr, len).has_value();
   }
   void am_send(rank_t dst, am_handler_id handler, std::span<const std::byte> payload,
                completion* c) override;
@@ -126,13 +126,12 @@ class shm final : public runtime_backend, public reach_table {
     shm_detail::page_view page;
     oneside::detail::shm_object page_object;
     pid_t pid = 0;
-    std::mutex refresh_mutex;  // guards maps, retired and the replacement of the snapshot
+    std::mutex refresh_mutex;  // guards maps and orders the rewrites of the peer's reach table
     // Mappings of the peer's segments; pins share them, so a mapping lives until the peer
     // withdrew the segment and the last pin is gone.
     std::map<std::uint64_t, std::shared_ptr<oneside::detail::shm_object>> maps;
-    std::vector<std::unique_ptr<snapshot>> retired;  // kept until close: readers may hold one
-    std::mutex send_mutex;                           // orders tickets with queue positions
-    std::atomic<std::uint64_t> issued{0};            // tickets of messages sent to this peer
+    std::mutex send_mutex;                 // orders tickets with queue positions
+    std::atomic<std::uint64_t> issued{0};  // tickets of messages sent to this peer
   };
 
   // The index of job rank `r` among this backend's ranks, or -1.
@@ -144,7 +143,11 @@ class shm final : public runtime_backend, public reach_table {
   // error(not_open) once closed.
   int checked_index(rank_t r, std::string_view call) const;
   void check_open(std::string_view call) const;
-  const snapshot* refresh(rank_t r) noexcept override;
+  std::optional<entry> find_current(rank_t r, std::uintptr_t addr,
+                                    std::size_t len) noexcept override;
+  // Rewrites the reach table of the rank at `index` when its owner's version moved on, and
+  // drops the mappings of segments it withdrew. Caller holds that peer's refresh_mutex.
+  void refresh_locked(int index) noexcept;
   void* direct_at(int i, std::uintptr_t addr, std::size_t len) noexcept;
   void publish_table();
   bool remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::size_t len,
