@@ -54,27 +54,25 @@ void wake_waiters() noexcept {
   }
 }
 
-// Continuations readied by a continuation wait here (per thread) until it returns, so that
-// completing a chain of n futures takes constant stack instead of n nested frames.
+// What this thread deferred (state.hpp, continuation_frames): lists of continuations of
+// states readied inside a continuation, and then() steps too deep to run inline. They wait
+// here until the outermost frame closes, so that a chain of any length takes bounded stack
+// instead of one frame per link. A thread that ends runs what it still holds.
 struct deferred_list {
-  std::shared_ptr<state_base> ready;
+  std::shared_ptr<state_base> keep;
+  state_base* ready;
   continuation* list;
 };
-thread_local int t_running = 0;  // continuation lists being run by this thread
-thread_local std::vector<deferred_list> t_deferred;
+struct deferred_lists {
+  std::vector<deferred_list> lists;
+  ~deferred_lists() { run_deferred(); }
+};
+thread_local deferred_lists t_deferred;
 
 // Continuations of states destroyed without becoming ready, freed by the outermost
 // destructor (plain pointers: a state may be destroyed after thread-local objects are).
 thread_local continuation* t_unrun = nullptr;
 thread_local bool t_freeing = false;
-
-void run_deferred() noexcept {
-  while (!t_deferred.empty()) {
-    deferred_list d = std::move(t_deferred.back());
-    t_deferred.pop_back();
-    state_base::run_list(*d.ready, d.list);
-  }
-}
 
 // Pending polled states, process-wide. STYLE.md R7 keeps globals in the runtime's context,
 // but futures exist without a runtime (before it opens, after it closes), so the registry
@@ -151,7 +149,14 @@ void state_base::add_continuation(std::unique_ptr<continuation> c) noexcept {
       return;
     }
   }
-  c->run(*this);  // ready: the outcome is visible (acquire of the closed list)
+  // Ready: the outcome is visible (acquire of the closed list). It runs as a continuation
+  // frame, or deferred when this thread is too deep.
+  if (!may_run_inline()) {
+    defer(shared_from_this(), *this, std::move(c));
+    return;
+  }
+  const inline_frame frame;
+  c->run(*this);
 }
 
 bool state_base::claim() noexcept {
@@ -165,8 +170,9 @@ void state_base::publish() noexcept {
   if (waiters_.load(std::memory_order_seq_cst) != 0) wake_waiters();
   continuation* list = continuations_.exchange(closed(), std::memory_order_acq_rel);
   if (list == nullptr) return;
-  if (t_running > 0) {
-    t_deferred.push_back({shared_from_this(), list});
+  if (t_frames.depth > 0) {
+    t_deferred.lists.push_back({shared_from_this(), this, list});
+    t_frames.has_deferred = true;
     return;
   }
   run_list(*this, list);
@@ -181,13 +187,29 @@ void state_base::run_list(state_base& ready, continuation* list) noexcept {
     oldest_first = list;
     list = next;
   }
-  ++t_running;
+  ++t_frames.depth;  // not an inline_frame: the caller runs what this defers
   while (oldest_first != nullptr) {
     std::unique_ptr<continuation> node(oldest_first);
     oldest_first = node->next_;
     node->run(ready);
   }
-  --t_running;
+  --t_frames.depth;
+}
+
+void run_deferred() noexcept {
+  std::vector<deferred_list>& lists = t_deferred.lists;
+  while (!lists.empty()) {
+    deferred_list d = std::move(lists.back());
+    lists.pop_back();
+    state_base::run_list(*d.ready, d.list);
+  }
+  t_frames.has_deferred = false;
+}
+
+void defer(std::shared_ptr<state_base> keep, state_base& ready,
+           std::unique_ptr<continuation> c) noexcept {
+  t_deferred.lists.push_back({std::move(keep), &ready, c.release()});
+  t_frames.has_deferred = true;
 }
 
 void state_base::require(std::int64_t n) {
