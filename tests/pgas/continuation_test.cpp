@@ -70,6 +70,8 @@ TEST_F(Continuation, NestedChainOverReadyRgetsTakesBoundedStack) {
   long short_sum = 0;
   const std::size_t shallow = stack_taken_by([&] { short_sum = sum_nested(p, 0, 100).wait(); });
   EXPECT_EQ(short_sum, 100L * (right() + 1));
+  RecordProperty("stack_bytes_50000_links", static_cast<int>(deep));
+  RecordProperty("stack_bytes_100_links", static_cast<int>(shallow));
   EXPECT_LT(deep, stack_bound);
   EXPECT_LE(deep, 2 * shallow + 4096) << "the stack grows with the chain";
   barrier(world());
@@ -85,6 +87,8 @@ TEST_F(Continuation, AMillionTailLinksTakeBoundedStack) {
   long short_sum = 0;
   const std::size_t shallow = stack_taken_by([&] { short_sum = sum_tail(mine, 0, 100, 0).wait(); });
   EXPECT_EQ(short_sum, 300);
+  RecordProperty("stack_bytes_1000000_links", static_cast<int>(deep));
+  RecordProperty("stack_bytes_100_links", static_cast<int>(shallow));
   EXPECT_LT(deep, stack_bound);
   EXPECT_LE(deep, 2 * shallow + 4096) << "the stack grows with the chain";
 
