@@ -17,6 +17,7 @@
 #include <oneside/runtime/wait.hpp>
 
 #include "comm/remote.hpp"
+#include "future/deferred.hpp"
 #include "runtime/check.hpp"
 #include "runtime/hex.hpp"
 
@@ -44,16 +45,6 @@ class ticket_waiter final : public state<void>, public rma::detail::completion_w
   std::shared_ptr<ticket_waiter> self_;
 };
 
-// While open, states readied on this thread defer their continuations (state.hpp), and
-// nothing runs them when it closes: the next wait, progress() or then() of the thread does.
-class deferring_frame {
- public:
-  deferring_frame() noexcept { ++t_frames.depth; }
-  ~deferring_frame() { --t_frames.depth; }
-  deferring_frame(const deferring_frame&) = delete;
-  deferring_frame& operator=(const deferring_frame&) = delete;
-};
-
 }  // namespace
 
 pgas_context& checked_context(std::uintptr_t addr, rank_t r, const char* call) {
@@ -79,7 +70,7 @@ bool ticket_poll(const op_ticket& t) {
 
 void bound_in_flight(pgas_context& s, rank_t r, std::uint64_t ticket) {
   s.in_flight(r).store(0, std::memory_order_relaxed);
-  const deferring_frame frame;
+  const handing_off_frame frame;  // what this readies runs in any thread's next progress()
   s.ops().complete(s.transport(), r, ticket);
 }
 

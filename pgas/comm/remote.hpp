@@ -31,8 +31,8 @@ inline rma::detail::access_target resolve_remote(pgas_context& s, rank_t r, std:
 inline constexpr std::uint32_t max_in_flight_per_target = 4096;
 
 // Completes what was issued to `r` through `ticket`, because max_in_flight_per_target were
-// in flight. Continuations this readies are deferred to this thread's next wait, progress()
-// or then() (never run inside the operation's call).
+// in flight. Continuations this readies never run inside the operation's call: the next
+// progress() of any thread (every wait makes progress) runs them (future/deferred.hpp).
 void bound_in_flight(pgas_context& s, rank_t r, std::uint64_t ticket);
 
 // The future of an operation to `r` the access interface just issued: ready when it is not in

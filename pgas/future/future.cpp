@@ -14,6 +14,7 @@
 #include <oneside/runtime/wait.hpp>
 
 #include "context/pgas_context.hpp"
+#include "future/deferred.hpp"
 #include "pgas/spin_lock.hpp"
 #include "runtime/check.hpp"
 #include "runtime/transport.hpp"
@@ -73,6 +74,31 @@ thread_local deferred_lists t_deferred;
 // destructor (plain pointers: a state may be destroyed after thread-local objects are).
 thread_local continuation* t_unrun = nullptr;
 thread_local bool t_freeing = false;
+
+// Lists deferred inside operation calls (handing_off_frame, deferred.hpp), for any thread's
+// progress() to run.
+struct handed_off_lists {
+  spin_lock lock;
+  std::vector<deferred_list> lists;
+  std::atomic<bool> any{false};
+};
+
+handed_off_lists& handed_off() noexcept {
+  static handed_off_lists h;
+  return h;
+}
+
+void run_handed_off() noexcept {
+  handed_off_lists& h = handed_off();
+  if (!h.any.load(std::memory_order_acquire)) return;
+  std::vector<deferred_list> taken;
+  {
+    const std::lock_guard<spin_lock> hold(h.lock);
+    taken.swap(h.lists);
+    h.any.store(false, std::memory_order_relaxed);
+  }
+  for (deferred_list& d : taken) state_base::run_list(*d.ready, d.list);
+}
 
 // Pending polled states, process-wide. STYLE.md R7 keeps globals in the runtime's context,
 // but futures exist without a runtime (before it opens, after it closes), so the registry
@@ -206,6 +232,27 @@ void run_deferred() noexcept {
   t_frames.has_deferred = false;
 }
 
+handing_off_frame::handing_off_frame() noexcept : mark_(t_deferred.lists.size()) {
+  ++t_frames.depth;
+}
+
+handing_off_frame::~handing_off_frame() {
+  --t_frames.depth;
+  std::vector<deferred_list>& lists = t_deferred.lists;
+  if (lists.size() <= mark_) return;
+  handed_off_lists& h = handed_off();
+  {
+    const std::lock_guard<spin_lock> hold(h.lock);
+    h.lists.insert(h.lists.end(),
+                   std::make_move_iterator(lists.begin() + static_cast<std::ptrdiff_t>(mark_)),
+                   std::make_move_iterator(lists.end()));
+    h.any.store(true, std::memory_order_release);
+  }
+  lists.resize(mark_);
+  if (lists.empty()) t_frames.has_deferred = false;
+  wake_waiters();  // a thread asleep in a wait runs them in its next progress()
+}
+
 void defer(std::shared_ptr<state_base> keep, state_base& ready,
            std::unique_ptr<continuation> c) noexcept {
   t_deferred.lists.push_back({std::move(keep), &ready, c.release()});
@@ -306,7 +353,8 @@ void add_pending(std::shared_ptr<state_base> s) {
 
 void progress() noexcept {
   using pgas::detail::state_base;
-  pgas::detail::run_deferred();  // continuations readied by the one this thread is in
+  pgas::detail::run_deferred();    // continuations readied by the one this thread is in
+  pgas::detail::run_handed_off();  // and those readied inside operation calls, on any thread
   // Remote operations with continuations waiting for them: their targets are flushed, which
   // readies those continuations' states (communication.cpp, ticket_state).
   if (pgas::detail::pgas_context* c = pgas::detail::get_context_if_open();

@@ -4,8 +4,11 @@
 // the transport: the resident set grows by less than a bound far below what an object per
 // operation costs (without the bound per target, the MPI transport held 240-940 MB at 2
 // ranks), and quiet() still completes every one (exact totals at the targets after a barrier).
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <thread>
 #include <vector>
 
 #include <oneside/oneside.hpp>
@@ -83,6 +86,36 @@ TEST_F(FireAndForget, DroppedRputsKeepNoObjectPerOperation) {
   EXPECT_EQ(wrong, 0);
   barrier(world());
   deallocate(slots);
+}
+
+// The bound completes a target's operations inside whichever call reaches it; the
+// continuations that readies must reach whoever waits, even when that call's thread then
+// blocks without calling oneside again (or is a TBB worker between tasks).
+TEST_F(FireAndForget, ContinuationsReadiedByTheBoundReachOtherThreads) {
+  const global_ptr<std::int64_t> slot = new_<std::int64_t>(0);
+  const std::vector<global_ptr<std::int64_t>> all = everyones(slot);
+  barrier(world());
+  const global_ptr<std::int64_t> target = all[static_cast<std::size_t>(right())];
+  const future<int> after = rput(std::int64_t{1}, target).then([] { return 7; });
+  std::atomic<bool> issued{false};
+  std::atomic<bool> release{false};
+  std::thread other([&] {
+    for (int i = 0; i < 10000; ++i) (void)rput(std::int64_t{2}, target);
+    issued.store(true);
+    oneside::wait_until([&] { return release.load(); });  // blocks without oneside's progress
+  });
+  oneside::wait_until([&] { return issued.load(); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!after.is_ready() && std::chrono::steady_clock::now() < deadline) progress();
+  EXPECT_TRUE(after.is_ready());
+  release.store(true);
+  other.join();
+  if (after.is_ready()) {
+    EXPECT_EQ(after.wait(), 7);
+  }
+  quiet();
+  barrier(world());
+  delete_(slot);
 }
 
 }  // namespace
