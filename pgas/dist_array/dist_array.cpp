@@ -1,0 +1,247 @@
+// The untyped back of dist_array (dist_array.hpp): collective creation with its checks, and
+// region transfers. A region's part on one owner is a box of consecutive local indices in
+// every dimension (a rank stores its elements of each dimension in global order), so the
+// owner's side is one subarray of its block; on the caller's buffer the same elements form,
+// per dimension, runs of at most a block (one run for block and none, one element each for
+// cyclic), nested as hindexed types. Each owner gets one layout put or get: the datatype
+// engine moves the flattened runs as iovecs (a memcpy each for a node peer).
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <oneside/pgas/dist_array.hpp>
+#include <oneside/pgas/symmetric_heap.hpp>
+#include <oneside/pgas/when_all.hpp>
+#include <oneside/runtime/collectives.hpp>
+#include <oneside/runtime/datatype.hpp>
+#include <oneside/runtime/error.hpp>
+#include <oneside/runtime/op.hpp>
+
+namespace oneside::pgas::detail {
+namespace {
+
+using oneside::detail::raise;
+
+std::string quoted(std::string_view name) {
+  return "array '" + std::string(name) + "'";
+}
+
+// "(3, 0, 7)"
+std::string tuple(const std::size_t* v, std::size_t n) {
+  std::string s = "(";
+  for (std::size_t d = 0; d < n; ++d) s += (d == 0 ? "" : ", ") + std::to_string(v[d]);
+  return s + ")";
+}
+
+std::string extents_of(const array_desc& a) {
+  std::array<std::size_t, 3> e{};
+  for (std::size_t d = 0; d < a.dims.size(); ++d) e[d] = a.dims[d].extent;
+  return tuple(e.data(), a.dims.size());
+}
+
+// The elements one owner coordinate holds of [lo, hi) in one dimension: local indices
+// [llo, lhi), and the runs (offset from lo, length) they form in the region.
+struct piece {
+  std::size_t coord = 0;
+  std::size_t llo = 0;
+  std::size_t lhi = 0;
+  std::vector<count_t> lengths;
+  std::vector<std::ptrdiff_t> offsets;  // in elements, scaled to bytes when the type is built
+};
+
+std::vector<piece> pieces_of(const dim_map& m, std::size_t lo, std::size_t hi) {
+  std::vector<piece> out;
+  const std::size_t cycle = m.block * m.procs;
+  for (std::size_t c = 0; c < m.procs; ++c) {
+    piece p{c, m.count_below(c, lo), m.count_below(c, hi), {}, {}};
+    if (p.llo == p.lhi) continue;
+    for (std::size_t s = lo / cycle * cycle + c * m.block; s < hi; s += cycle) {
+      const std::size_t b = std::max(s, lo);
+      const std::size_t e = std::min(s + m.block, hi);
+      if (b >= e) continue;
+      const auto off = static_cast<std::ptrdiff_t>(b - lo);
+      const auto len = static_cast<count_t>(e - b);
+      if (!p.offsets.empty() && p.offsets.back() + p.lengths.back() == off) {
+        p.lengths.back() += len;  // adjacent (a grid dimension of one rank)
+      } else {
+        p.offsets.push_back(off);
+        p.lengths.push_back(len);
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace
+
+array_storage create_array(std::string_view name, const team& t,
+                           std::span<const std::uint64_t> signature, const std::string& problem,
+                           std::span<const dim_map> dims, std::size_t element, std::size_t align) {
+  const char* call = "dist_array";
+  // Local checks first: every member decides them alike, before any collective.
+  if (t.size() != world().size()) {
+    raise(error_class::arg, {.call = call},
+          quoted(name) + ": its team has " + std::to_string(t.size()) + " of the world's " +
+              std::to_string(world().size()) +
+              " ranks; a dist_array lives on the symmetric heap, which needs every rank");
+  }
+  // The same arguments on every member (the length first: it sizes the second reduction).
+  const auto length = static_cast<std::uint64_t>(signature.size());
+  const bool same_length =
+      allreduce(t, length, op::max) == length && allreduce(t, length, op::min) == length;
+  // (Every member computes the same verdict from the same two reductions.)
+  bool same = same_length;
+  if (same) {
+    std::vector<std::uint64_t> hi(signature.size());
+    std::vector<std::uint64_t> lo(signature.size());
+    allreduce(t, signature, hi, op::max);
+    allreduce(t, signature, lo, op::min);
+    same = hi == lo;
+  }
+  if (!same) {
+    raise(error_class::arg, {.call = call},
+          quoted(name) +
+              ": the ranks passed different extents, distributions, grids or element types");
+  }
+  if (!problem.empty()) raise(error_class::arg, {.call = call}, quoted(name) + ": " + problem);
+  // The largest block is grid coordinate 0's in every dimension: team rank 0's.
+  std::size_t elements = 1;
+  bool overflow = false;
+  std::string block = "(";
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const std::size_t e = dims[d].local_extent(0);
+    block += (d == 0 ? "" : " x ") + std::to_string(e);
+    if (e != 0 && elements > std::numeric_limits<std::size_t>::max() / e) overflow = true;
+    elements *= e;
+  }
+  block += ")";
+  if (overflow || elements > std::numeric_limits<std::size_t>::max() / element) {
+    raise(error_class::no_mem, {.call = call, .target = t.to_world(0)},
+          quoted(name) + ": rank " + std::to_string(t.to_world(0)) + " would hold a block of " +
+              block + " elements of " + std::to_string(element) +
+              " bytes, more than an address space holds");
+  }
+  const std::size_t bytes = elements * element;
+  array_storage s;
+  try {
+    s.mine = symmetric_allocate_bytes(bytes, align);
+  } catch (const oneside::error& e) {
+    if (e.error_class() != error_class::no_mem) throw;
+    raise(error_class::no_mem, {.call = call, .target = t.to_world(0), .bytes = bytes},
+          quoted(name) + ": rank " + std::to_string(t.to_world(0)) + "'s block of " + block +
+              " elements (" + std::to_string(bytes) +
+              " bytes) does not fit its symmetric heap: " + e.what());
+  }
+  const std::vector<std::uint64_t> at = allgather(t, std::uint64_t{s.mine.address()});
+  s.bases.assign(at.begin(), at.end());
+  s.world_ranks.resize(at.size());
+  for (std::size_t r = 0; r < at.size(); ++r) s.world_ranks[r] = t.to_world(static_cast<rank_t>(r));
+  return s;
+}
+
+void destroy_array(global_ptr<void> mine) noexcept {
+  try {
+    symmetric_free(mine);
+  } catch (...) {
+    // A destructor cannot report it; symmetric_free raised on every rank alike and freed
+    // nothing, so the heap stays consistent.
+  }
+}
+
+void index_out_of_range(const array_desc& a, const std::size_t* idx, const char* call) {
+  raise(error_class::arg, {.call = call},
+        quoted(a.name) + ": index " + tuple(idx, a.dims.size()) + " is outside the extents " +
+            extents_of(a));
+}
+
+future<> move_region(const array_desc& a, const std::size_t* lo, const std::size_t* extents,
+                     const void* in, void* out, std::size_t buf_elements, const char* call) {
+  const std::size_t n = a.dims.size();
+  if (a.bases.empty()) raise(error_class::arg, {.call = call}, quoted(a.name) + " was moved from");
+  std::size_t total = 1;
+  for (std::size_t d = 0; d < n; ++d) {
+    const std::size_t e = a.dims[d].extent;
+    if (lo[d] > e || extents[d] > e - lo[d]) {
+      std::array<std::size_t, 3> hi{};
+      for (std::size_t k = 0; k < n; ++k) hi[k] = lo[k] + extents[k];
+      raise(error_class::arg, {.call = call},
+            quoted(a.name) + ": the region from " + tuple(lo, n) + " to " + tuple(hi.data(), n) +
+                " (exclusive) is outside the extents " + extents_of(a) + " in dimension " +
+                std::to_string(d));
+    }
+    total *= extents[d];
+  }
+  if (buf_elements != total) {
+    raise(error_class::arg, {.call = call},
+          quoted(a.name) + ": the buffer holds " + std::to_string(buf_elements) +
+              " elements, the region of extents " + tuple(extents, n) + " " +
+              std::to_string(total));
+  }
+  if (total == 0) return {};
+  if (in == nullptr && out == nullptr) {
+    raise(error_class::arg, {.call = call}, quoted(a.name) + ": the buffer is null");
+  }
+
+  std::array<std::vector<piece>, 3> pieces;
+  std::array<std::size_t, 3> stride{};  // the buffer's, in bytes
+  std::size_t s = a.element;
+  for (std::size_t d = n; d-- > 0;) {
+    pieces[d] = pieces_of(a.dims[d], lo[d], lo[d] + extents[d]);
+    stride[d] = s;
+    s *= extents[d];
+  }
+  const datatype element =
+      datatype::contiguous(static_cast<count_t>(a.element), datatype::of<std::byte>());
+  std::vector<future<>> pending;
+  std::array<std::size_t, 3> k{};  // which piece of each dimension
+  for (;;) {
+    std::size_t rank = 0;
+    std::array<count_t, 3> sizes{};
+    std::array<count_t, 3> subsizes{};
+    std::array<count_t, 3> starts{};
+    for (std::size_t d = 0; d < n; ++d) {
+      const piece& p = pieces[d][k[d]];
+      rank = rank * a.dims[d].procs + p.coord;
+      sizes[d] = static_cast<count_t>(a.dims[d].local_extent(p.coord));
+      subsizes[d] = static_cast<count_t>(p.lhi - p.llo);
+      starts[d] = static_cast<count_t>(p.llo);
+    }
+    const datatype block =
+        datatype::subarray(std::span(sizes.data(), n), std::span(subsizes.data(), n),
+                           std::span(starts.data(), n), datatype::array_order::c, element);
+    // The buffer's side, innermost dimension first; each outer dimension repeats the inner
+    // type once per index of its runs, a row of the region apart.
+    datatype buffer = element;
+    for (std::size_t d = n; d-- > 0;) {
+      const piece& p = pieces[d][k[d]];
+      std::vector<std::ptrdiff_t> bytes(p.offsets.size());
+      for (std::size_t i = 0; i < bytes.size(); ++i) {
+        bytes[i] = p.offsets[i] * static_cast<std::ptrdiff_t>(stride[d]);
+      }
+      const datatype row =
+          d + 1 == n ? buffer
+                     : datatype::resized(buffer, 0, static_cast<std::ptrdiff_t>(stride[d]));
+      buffer = datatype::hindexed(p.lengths, bytes, row);
+    }
+    const rank_t target = a.world_ranks[rank];
+    if (in != nullptr) {
+      pending.push_back(put_layout(in, 1, buffer, target, a.bases[rank], 1, block));
+    } else {
+      pending.push_back(get_layout(target, a.bases[rank], 1, block, out, 1, buffer));
+    }
+    // The next combination of pieces (the last dimension fastest).
+    std::size_t d = n;
+    while (d-- > 0) {
+      if (++k[d] < pieces[d].size()) break;
+      k[d] = 0;
+    }
+    if (d > n) break;  // wrapped around every dimension
+  }
+  if (pending.size() == 1) return std::move(pending.front());
+  return when_all(pending);
+}
+
+}  // namespace oneside::pgas::detail
