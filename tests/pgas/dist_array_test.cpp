@@ -248,6 +248,35 @@ TEST_F(DistArray, RegionsMatchASerialReference3D) {
   for_each_config<3>({{5, 3, 7}}, check_regions<3>);
 }
 
+// The README's tour of dist_array (quoted there; style.readme_snippets keeps it an excerpt).
+TEST_F(DistArray, ReadmeTour) {
+  const oneside::team& world = oneside::world();
+  // 100 x 80 doubles: rows in blocks, columns dealt out 8 at a time, over a grid of the team.
+  oneside::dist_array<double, 2> m(world, {100, 80},
+                                   {oneside::dist::block, oneside::dist::block_cyclic(8)}, "m");
+  m.transform_local([](const std::array<std::size_t, 2>& g, double) {
+    return 1000.0 * static_cast<double>(g[0]) + static_cast<double>(g[1]);
+  });
+  oneside::barrier(world);
+  const double x = m(42, 17);             // a global_ref<double>: read from wherever it lives
+  if (world.rank() == 0) m(0, 0) += 0.5;  // atomic on the owner
+  std::vector<double> tile(10 * 20);
+  m.get({{40, 10}, {10, 20}}, tile);  // a 10 x 20 box: one strided transfer per owner
+  oneside::future<> f = m.rget({{0, 0}, {1, 80}}, std::span(tile).first(80));
+  f.wait();
+  const oneside::local_view<double, 2> mine = m.local();  // this rank's block, row-major
+  for (std::size_t i = 0; i < mine.extent(0); ++i) {
+    for (std::size_t j = 0; j < mine.extent(1); ++j) {
+      const std::array<std::size_t, 2> g = m.global_index({i, j});  // where (i, j) sits
+      EXPECT_EQ(mine(i, j), 1000.0 * static_cast<double>(g[0]) + static_cast<double>(g[1]) +
+                                (g[0] == 0 && g[1] == 0 ? 0.5 : 0.0));
+    }
+  }
+  EXPECT_EQ(x, 42017.0);
+  EXPECT_EQ(tile[5], 5.0);
+  oneside::barrier(world);
+}
+
 TEST_F(DistArray, GivenGridAndAtomicsThroughReferences) {
   // The grid 1 x size() instead of the square one; every rank adds 1 to every element.
   dist_array<std::int64_t, 2> a(world(), {3, 11}, {dist::block, dist::cyclic}, {1, size()},

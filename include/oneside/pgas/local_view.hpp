@@ -50,16 +50,12 @@ requires(N >= 1) class local_view {
     const std::array<std::size_t, N> idx{static_cast<std::size_t>(i)...};
     return (*this)[idx];
   }
-  constexpr T& operator[](const index_type& idx) const noexcept {
-    std::size_t o = 0;
-    for (std::size_t d = 0; d < N; ++d) o += idx[d] * strides_[d];
-    return data_[o];
-  }
+  constexpr T& operator[](const index_type& idx) const noexcept { return data_[offset(idx)]; }
   constexpr T& operator[](std::size_t i) const noexcept requires(N == 1) { return data_[i]; }
   // The row-major offset of idx (no range check).
   constexpr std::size_t offset(const index_type& idx) const noexcept {
-    std::size_t o = 0;
-    for (std::size_t d = 0; d < N; ++d) o += idx[d] * strides_[d];
+    std::size_t o = idx[N - 1];  // the last stride is 1: spelled out, loops over it vectorize
+    for (std::size_t d = 0; d + 1 < N; ++d) o += idx[d] * strides_[d];
     return o;
   }
   // The local index at row-major offset o (< size()).
