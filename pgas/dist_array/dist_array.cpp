@@ -75,6 +75,83 @@ std::vector<piece> pieces_of(const dim_map& m, std::size_t lo, std::size_t hi) {
   return out;
 }
 
+// The type of a box of runs in a row-major block: per dimension (outermost first) runs of
+// (offset, length) in elements of that dimension, `stride` bytes per index of it; each outer
+// dimension repeats the inner type once per index of its runs.
+datatype nested_runs(std::span<const std::vector<std::ptrdiff_t>* const> offsets,
+                     std::span<const std::vector<count_t>* const> lengths,
+                     std::span<const std::size_t> stride, const datatype& element) {
+  datatype t = element;
+  for (std::size_t d = offsets.size(); d-- > 0;) {
+    std::vector<std::ptrdiff_t> bytes(offsets[d]->size());
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      bytes[i] = (*offsets[d])[i] * static_cast<std::ptrdiff_t>(stride[d]);
+    }
+    const datatype row = d + 1 == offsets.size()
+                             ? t
+                             : datatype::resized(t, 0, static_cast<std::ptrdiff_t>(stride[d]));
+    t = datatype::hindexed(*lengths[d], bytes, row);
+  }
+  return t;
+}
+
+// The row-major strides in bytes of a block of `extents` elements of `element` bytes.
+std::array<std::size_t, 3> strides_of(const std::size_t* extents, std::size_t n,
+                                      std::size_t element) {
+  std::array<std::size_t, 3> stride{};
+  std::size_t s = element;
+  for (std::size_t d = n; d-- > 0;) {
+    stride[d] = s;
+    s *= extents[d];
+  }
+  return stride;
+}
+
+// Calls f(k) for every combination k of one entry per dimension (counts[d] entries in
+// dimension d, the last dimension fastest); nothing when some count is 0.
+template <class F>
+void for_each_combination(std::span<const std::size_t> counts, F f) {
+  std::array<std::size_t, 3> k{};
+  for (const std::size_t c : counts) {
+    if (c == 0) return;
+  }
+  for (;;) {
+    f(k);
+    std::size_t d = counts.size();
+    while (d-- > 0) {
+      if (++k[d] < counts[d]) break;
+      k[d] = 0;
+    }
+    if (d > counts.size()) return;  // wrapped around every dimension
+  }
+}
+
+// The region check shared by get, put and copy: error(arg) naming `call` when (lo, extents)
+// leaves the array's extents. Returns the region's element count.
+std::size_t checked_region(const array_desc& a, const std::size_t* lo, const std::size_t* extents,
+                           const char* call) {
+  const std::size_t n = a.dims.size();
+  if (a.bases.empty()) raise(error_class::arg, {.call = call}, quoted(a.name) + " was moved from");
+  std::size_t total = 1;
+  for (std::size_t d = 0; d < n; ++d) {
+    const std::size_t e = a.dims[d].extent;
+    if (lo[d] > e || extents[d] > e - lo[d]) {
+      std::array<std::size_t, 3> hi{};
+      for (std::size_t k = 0; k < n; ++k) hi[k] = lo[k] + extents[k];
+      raise(error_class::arg, {.call = call},
+            quoted(a.name) + ": the region from " + tuple(lo, n) + " to " + tuple(hi.data(), n) +
+                " (exclusive) is outside the extents " + extents_of(a) + " in dimension " +
+                std::to_string(d));
+    }
+    total *= extents[d];
+  }
+  return total;
+}
+
+const datatype& byte_type() {
+  return datatype::of<std::byte>();
+}
+
 }  // namespace
 
 array_storage create_array(std::string_view name, const team& t,
@@ -151,6 +228,14 @@ void destroy_array(global_ptr<void> mine) noexcept {
   }
 }
 
+void regions_differ(const array_desc& a, const std::size_t* from_extents,
+                    const std::size_t* to_extents) {
+  const std::size_t n = a.dims.size();
+  raise(error_class::arg, {.call = "dist_array copy"},
+        quoted(a.name) + ": a region of extents " + tuple(from_extents, n) +
+            " cannot be copied to one of extents " + tuple(to_extents, n));
+}
+
 void index_out_of_range(const array_desc& a, const std::size_t* idx, const char* call) {
   raise(error_class::arg, {.call = call},
         quoted(a.name) + ": index " + tuple(idx, a.dims.size()) + " is outside the extents " +
@@ -160,20 +245,7 @@ void index_out_of_range(const array_desc& a, const std::size_t* idx, const char*
 future<> move_region(const array_desc& a, const std::size_t* lo, const std::size_t* extents,
                      const void* in, void* out, std::size_t buf_elements, const char* call) {
   const std::size_t n = a.dims.size();
-  if (a.bases.empty()) raise(error_class::arg, {.call = call}, quoted(a.name) + " was moved from");
-  std::size_t total = 1;
-  for (std::size_t d = 0; d < n; ++d) {
-    const std::size_t e = a.dims[d].extent;
-    if (lo[d] > e || extents[d] > e - lo[d]) {
-      std::array<std::size_t, 3> hi{};
-      for (std::size_t k = 0; k < n; ++k) hi[k] = lo[k] + extents[k];
-      raise(error_class::arg, {.call = call},
-            quoted(a.name) + ": the region from " + tuple(lo, n) + " to " + tuple(hi.data(), n) +
-                " (exclusive) is outside the extents " + extents_of(a) + " in dimension " +
-                std::to_string(d));
-    }
-    total *= extents[d];
-  }
+  const std::size_t total = checked_region(a, lo, extents, call);
   if (buf_elements != total) {
     raise(error_class::arg, {.call = call},
           quoted(a.name) + ": the buffer holds " + std::to_string(buf_elements) +
@@ -186,62 +258,157 @@ future<> move_region(const array_desc& a, const std::size_t* lo, const std::size
   }
 
   std::array<std::vector<piece>, 3> pieces;
-  std::array<std::size_t, 3> stride{};  // the buffer's, in bytes
-  std::size_t s = a.element;
-  for (std::size_t d = n; d-- > 0;) {
+  std::array<std::size_t, 3> counts{};
+  for (std::size_t d = 0; d < n; ++d) {
     pieces[d] = pieces_of(a.dims[d], lo[d], lo[d] + extents[d]);
-    stride[d] = s;
-    s *= extents[d];
+    counts[d] = pieces[d].size();
   }
-  const datatype element =
-      datatype::contiguous(static_cast<count_t>(a.element), datatype::of<std::byte>());
+  const std::array<std::size_t, 3> stride = strides_of(extents, n, a.element);
+  const datatype element = datatype::contiguous(static_cast<count_t>(a.element), byte_type());
   std::vector<future<>> pending;
-  std::array<std::size_t, 3> k{};  // which piece of each dimension
-  for (;;) {
+  for_each_combination(std::span(counts.data(), n), [&](const std::array<std::size_t, 3>& k) {
     std::size_t rank = 0;
     std::array<count_t, 3> sizes{};
     std::array<count_t, 3> subsizes{};
     std::array<count_t, 3> starts{};
+    std::array<const std::vector<std::ptrdiff_t>*, 3> offsets{};
+    std::array<const std::vector<count_t>*, 3> lengths{};
     for (std::size_t d = 0; d < n; ++d) {
       const piece& p = pieces[d][k[d]];
       rank = rank * a.dims[d].procs + p.coord;
       sizes[d] = static_cast<count_t>(a.dims[d].local_extent(p.coord));
       subsizes[d] = static_cast<count_t>(p.lhi - p.llo);
       starts[d] = static_cast<count_t>(p.llo);
+      offsets[d] = &p.offsets;
+      lengths[d] = &p.lengths;
     }
+    // The owner's side: a box of consecutive local indices, one subarray of its block.
     const datatype block =
         datatype::subarray(std::span(sizes.data(), n), std::span(subsizes.data(), n),
                            std::span(starts.data(), n), datatype::array_order::c, element);
-    // The buffer's side, innermost dimension first; each outer dimension repeats the inner
-    // type once per index of its runs, a row of the region apart.
-    datatype buffer = element;
-    for (std::size_t d = n; d-- > 0;) {
-      const piece& p = pieces[d][k[d]];
-      std::vector<std::ptrdiff_t> bytes(p.offsets.size());
-      for (std::size_t i = 0; i < bytes.size(); ++i) {
-        bytes[i] = p.offsets[i] * static_cast<std::ptrdiff_t>(stride[d]);
-      }
-      const datatype row =
-          d + 1 == n ? buffer
-                     : datatype::resized(buffer, 0, static_cast<std::ptrdiff_t>(stride[d]));
-      buffer = datatype::hindexed(p.lengths, bytes, row);
-    }
+    const datatype buffer = nested_runs(std::span(offsets.data(), n), std::span(lengths.data(), n),
+                                        std::span(stride.data(), n), element);
     const rank_t target = a.world_ranks[rank];
     if (in != nullptr) {
       pending.push_back(put_layout(in, 1, buffer, target, a.bases[rank], 1, block));
     } else {
       pending.push_back(get_layout(target, a.bases[rank], 1, block, out, 1, buffer));
     }
-    // The next combination of pieces (the last dimension fastest).
-    std::size_t d = n;
-    while (d-- > 0) {
-      if (++k[d] < pieces[d].size()) break;
-      k[d] = 0;
-    }
-    if (d > n) break;  // wrapped around every dimension
-  }
+  });
   if (pending.size() == 1) return std::move(pending.front());
   return when_all(pending);
+}
+
+void copy_region(const array_desc& from, const std::size_t* from_lo, const array_desc& to,
+                 const std::size_t* to_lo, const std::size_t* extents, const team& t) {
+  const char* call = "dist_array copy";
+  const std::size_t n = to.dims.size();
+  (void)checked_region(from, from_lo, extents, call);
+  const std::size_t total = checked_region(to, to_lo, extents, call);
+  if (from.element != to.element || from.dims.size() != n) {
+    raise(error_class::arg, {.call = call},
+          quoted(from.name) + " and " + quoted(to.name) + " hold different element types");
+  }
+  if (from.bases.data() == to.bases.data()) {
+    bool overlap = true;
+    for (std::size_t d = 0; d < n; ++d) {
+      overlap = overlap && from_lo[d] < to_lo[d] + extents[d] && to_lo[d] < from_lo[d] + extents[d];
+    }
+    if (overlap && total != 0) {
+      raise(error_class::arg, {.call = call},
+            quoted(to.name) + ": the regions from " + tuple(from_lo, n) + " and from " +
+                tuple(to_lo, n) + " overlap");
+    }
+  }
+  barrier(t);  // every rank's earlier writes to `from` are done
+  const rank_t me = t.rank();
+  const std::size_t mine = static_cast<std::size_t>(me);
+  // This rank's grid coordinates in `to`.
+  std::array<std::size_t, 3> coord{};
+  std::size_t rest = mine;
+  for (std::size_t d = n; d-- > 0;) {
+    coord[d] = rest % to.dims[d].procs;
+    rest /= to.dims[d].procs;
+  }
+  // Per dimension and owner coordinate of `from`: runs consecutive in both local index
+  // spaces, as (from's local offset, to's local offset, length).
+  struct runs {
+    std::vector<std::ptrdiff_t> from_offsets;
+    std::vector<std::ptrdiff_t> to_offsets;
+    std::vector<count_t> lengths;
+  };
+  std::array<std::vector<runs>, 3> by_owner;
+  std::array<std::vector<std::size_t>, 3> owners;  // the from coordinates with runs
+  std::array<std::size_t, 3> to_extent{};
+  std::array<std::size_t, 3> from_extent{};
+  bool empty = total == 0;
+  for (std::size_t d = 0; d < n && !empty; ++d) {
+    const dim_map& fm = from.dims[d];
+    const dim_map& tm = to.dims[d];
+    to_extent[d] = tm.local_extent(coord[d]);
+    by_owner[d].assign(fm.procs, runs{});
+    for (const piece& p : pieces_of(tm, to_lo[d], to_lo[d] + extents[d])) {
+      if (p.coord != coord[d]) continue;
+      for (std::size_t r = 0; r < p.offsets.size(); ++r) {
+        // Global indices [g, g + len) of `to`, [f, f + len) of `from`, cut at from's blocks.
+        const std::size_t g0 = to_lo[d] + static_cast<std::size_t>(p.offsets[r]);
+        const auto len = static_cast<std::size_t>(p.lengths[r]);
+        for (std::size_t i = 0; i < len;) {
+          const std::size_t f = from_lo[d] + (g0 - to_lo[d]) + i;
+          const std::size_t piece_len = std::min(len - i, fm.block - f % fm.block);
+          runs& o = by_owner[d][fm.owner(f)];
+          const auto fl = static_cast<std::ptrdiff_t>(fm.local(f));
+          const auto tl = static_cast<std::ptrdiff_t>(tm.local(g0 + i));
+          if (!o.lengths.empty() && o.from_offsets.back() + o.lengths.back() == fl &&
+              o.to_offsets.back() + o.lengths.back() == tl) {
+            o.lengths.back() += static_cast<count_t>(piece_len);
+          } else {
+            o.from_offsets.push_back(fl);
+            o.to_offsets.push_back(tl);
+            o.lengths.push_back(static_cast<count_t>(piece_len));
+          }
+          i += piece_len;
+        }
+      }
+    }
+    for (std::size_t c = 0; c < fm.procs; ++c) {
+      if (!by_owner[d][c].lengths.empty()) owners[d].push_back(c);
+    }
+    empty = owners[d].empty();
+  }
+  std::vector<future<>> pending;
+  if (!empty) {
+    std::array<std::size_t, 3> counts{};
+    for (std::size_t d = 0; d < n; ++d) counts[d] = owners[d].size();
+    const std::array<std::size_t, 3> to_stride = strides_of(to_extent.data(), n, to.element);
+    const datatype element = datatype::contiguous(static_cast<count_t>(to.element), byte_type());
+    auto* dst = reinterpret_cast<void*>(to.bases[mine]);  // this rank's own block
+    for_each_combination(std::span(counts.data(), n), [&](const std::array<std::size_t, 3>& k) {
+      std::size_t owner = 0;
+      std::array<const std::vector<std::ptrdiff_t>*, 3> f_off{};
+      std::array<const std::vector<std::ptrdiff_t>*, 3> t_off{};
+      std::array<const std::vector<count_t>*, 3> lengths{};
+      for (std::size_t d = 0; d < n; ++d) {
+        const std::size_t c = owners[d][k[d]];
+        owner = owner * from.dims[d].procs + c;
+        from_extent[d] = from.dims[d].local_extent(c);
+        const runs& r = by_owner[d][c];
+        f_off[d] = &r.from_offsets;
+        t_off[d] = &r.to_offsets;
+        lengths[d] = &r.lengths;
+      }
+      const std::array<std::size_t, 3> from_stride =
+          strides_of(from_extent.data(), n, from.element);
+      const datatype source = nested_runs(std::span(f_off.data(), n), std::span(lengths.data(), n),
+                                          std::span(from_stride.data(), n), element);
+      const datatype target = nested_runs(std::span(t_off.data(), n), std::span(lengths.data(), n),
+                                          std::span(to_stride.data(), n), element);
+      pending.push_back(
+          get_layout(from.world_ranks[owner], from.bases[owner], 1, source, dst, 1, target));
+    });
+  }
+  for (const future<>& f : pending) f.wait();
+  barrier(t);  // every rank's part of `to` is in place
 }
 
 }  // namespace oneside::pgas::detail

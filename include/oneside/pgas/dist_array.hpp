@@ -12,7 +12,8 @@
 // - Bulk access a.get(r, out) / a.put(r, in) and their future forms rget/rput move a
 //   rectangular region r (region.hpp) to or from a dense row-major buffer with one strided
 //   transfer per rank owning part of it (the datatype engine: a subarray of the owner's block
-//   against the matching pieces of the buffer), never element by element. Completion and
+//   against the matching pieces of the buffer), never element by element. copy(a, ra, b, rb)
+//   copies a region between two arrays of any distributions (collective). Completion and
 //   ordering are those of rput/rget (communication.hpp) on each owner; nothing orders two
 //   ranks' puts to one element: synchronize (barrier) between writers and readers.
 // - a.local() views this rank's block (local_view.hpp) at raw pointer speed;
@@ -83,7 +84,15 @@ void destroy_array(global_ptr<void> mine) noexcept;
 // naming `call`).
 future<> move_region(const array_desc& a, const std::size_t* lo, const std::size_t* extents,
                      const void* in, void* out, std::size_t buf_elements, const char* call);
+// Collective over `t` (to's team): copies region (from_lo, extents) of `from` to region
+// (to_lo, extents) of `to`, each rank pulling into its own block one layout get per owner of
+// `from`; barriers before and after. Validates first (arg, naming "dist_array copy").
+void copy_region(const array_desc& from, const std::size_t* from_lo, const array_desc& to,
+                 const std::size_t* to_lo, const std::size_t* extents, const team& t);
 // error(arg): index idx (of a.dims.size() entries) is outside the extents.
+// error(arg): copy between regions of different extents (N = a.dims.size()).
+[[noreturn]] void regions_differ(const array_desc& a, const std::size_t* from_extents,
+                                 const std::size_t* to_extents);
 [[noreturn]] void index_out_of_range(const array_desc& a, const std::size_t* idx, const char* call);
 
 }  // namespace pgas::detail
@@ -238,6 +247,22 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
                                      in.size(), "dist_array::put");
   }
   void put(const region_type& r, std::span<const T> in) { rput(r, in).wait(); }
+
+  // Copies region `from_region` of `from` into region `to_region` of `to` (the same extents;
+  // any two distributions: a redistribution). Collective over to's team, which every rank
+  // calls with the same arguments; starts with a barrier (earlier writes to `from` are done)
+  // and ends with one (the whole region is in place everywhere). Each rank pulls its own
+  // part of to_region with one strided get per rank owning some of it in `from`. Errors
+  // (arg, nothing copied): regions outside the extents or of different extents, overlapping
+  // regions of one array, a moved-from array.
+  friend void copy(const dist_array& from, const region_type& from_region, dist_array& to,
+                   const region_type& to_region) {
+    if (from_region.extents != to_region.extents) {
+      pgas::detail::regions_differ(to.desc(), from_region.extents.data(), to_region.extents.data());
+    }
+    pgas::detail::copy_region(from.desc(), from_region.lo.data(), to.desc(), to_region.lo.data(),
+                              to_region.extents.data(), to.team_);
+  }
 
  private:
   static pattern_type make_pattern(const team& t, const index_type& extents,
