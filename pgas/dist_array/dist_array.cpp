@@ -15,6 +15,7 @@
 #include <oneside/pgas/symmetric_heap.hpp>
 #include <oneside/pgas/when_all.hpp>
 #include <oneside/runtime/collectives.hpp>
+#include <oneside/runtime/copy.hpp>
 #include <oneside/runtime/datatype.hpp>
 #include <oneside/runtime/error.hpp>
 #include <oneside/runtime/op.hpp>
@@ -146,6 +147,35 @@ std::size_t checked_region(const array_desc& a, const std::size_t* lo, const std
     total *= extents[d];
   }
   return total;
+}
+
+// Whether a box of `sub` elements in a row-major block of `size` elements is one run: whole
+// in every dimension after the first one it does not span, single before it.
+template <class A, class B>
+bool is_one_run(const A* size, const B* sub, std::size_t n) {
+  std::size_t d = n;
+  while (d > 0 && static_cast<std::size_t>(sub[d - 1]) == static_cast<std::size_t>(size[d - 1])) {
+    --d;
+  }
+  // Dimensions [d, n) are whole; d - 1 may be partial; everything before it single.
+  for (std::size_t k = 0; k + 1 < d; ++k) {
+    if (static_cast<std::size_t>(sub[k]) != 1) return false;
+  }
+  return true;
+}
+
+// Whether each dimension's runs are a single run (then lengths[d]->front() is its length).
+bool all_single(const std::vector<count_t>* const* lengths, std::size_t n) {
+  for (std::size_t d = 0; d < n; ++d) {
+    if (lengths[d]->size() != 1) return false;
+  }
+  return true;
+}
+
+count_t box_elements(const count_t* sub, std::size_t n) {
+  count_t e = 1;
+  for (std::size_t d = 0; d < n; ++d) e *= sub[d];
+  return e;
 }
 
 const datatype& byte_type() {
@@ -282,13 +312,56 @@ future<> move_region(const array_desc& a, const std::size_t* lo, const std::size
       offsets[d] = &p.offsets;
       lengths[d] = &p.lengths;
     }
-    // The owner's side: a box of consecutive local indices, one subarray of its block.
-    const datatype block =
-        datatype::subarray(std::span(sizes.data(), n), std::span(subsizes.data(), n),
-                           std::span(starts.data(), n), datatype::array_order::c, element);
+    const rank_t target = a.world_ranks[rank];
+    // One run on both sides (a block of whole rows, as in a 1-D block array): a plain copy.
+    // (With one run per dimension, the run's length is the owner's subsize.)
+    if (all_single(lengths.data(), n) && is_one_run(sizes.data(), subsizes.data(), n) &&
+        is_one_run(extents, subsizes.data(), n)) {
+      std::size_t at = 0;   // in the owner's block, elements
+      std::size_t off = 0;  // in the buffer, elements
+      for (std::size_t d = 0; d < n; ++d) {
+        at = at * static_cast<std::size_t>(sizes[d]) + static_cast<std::size_t>(starts[d]);
+        off += static_cast<std::size_t>((*offsets[d])[0]) * (stride[d] / a.element);
+      }
+      const std::size_t bytes =
+          static_cast<std::size_t>(box_elements(subsizes.data(), n)) * a.element;
+      const std::uintptr_t addr = a.bases[rank] + at * a.element;
+      if (in != nullptr) {
+        const auto* src = static_cast<const std::byte*>(in) + off * a.element;
+        if (void* p = local_address(target, addr, bytes)) {
+          oneside::detail::copy_bytes(p, src, bytes);
+        } else {
+          pending.push_back(put_remote(target, addr, src, bytes, call));
+        }
+      } else {
+        auto* dst = static_cast<std::byte*>(out) + off * a.element;
+        if (const void* p = local_address(target, addr, bytes)) {
+          oneside::detail::copy_bytes(dst, p, bytes);
+        } else {
+          pending.push_back(get_remote(target, addr, dst, bytes, call));
+        }
+      }
+      return;
+    }
+    // The owner's side: a box of consecutive local indices of its block (one run per
+    // dimension; built as the buffer's side is, which flattens faster than a subarray).
+    std::array<std::vector<std::ptrdiff_t>, 3> box_offsets;
+    std::array<std::vector<count_t>, 3> box_lengths;
+    std::array<std::size_t, 3> box_extents{};
+    for (std::size_t d = 0; d < n; ++d) {
+      box_offsets[d].assign(1, static_cast<std::ptrdiff_t>(starts[d]));
+      box_lengths[d].assign(1, subsizes[d]);
+      box_extents[d] = static_cast<std::size_t>(sizes[d]);
+    }
+    const std::array<std::size_t, 3> box_stride = strides_of(box_extents.data(), n, a.element);
+    std::array<const std::vector<std::ptrdiff_t>*, 3> bo{&box_offsets[0], &box_offsets[1],
+                                                         &box_offsets[2]};
+    std::array<const std::vector<count_t>*, 3> bl{&box_lengths[0], &box_lengths[1],
+                                                  &box_lengths[2]};
+    const datatype block = nested_runs(std::span(bo.data(), n), std::span(bl.data(), n),
+                                       std::span(box_stride.data(), n), element);
     const datatype buffer = nested_runs(std::span(offsets.data(), n), std::span(lengths.data(), n),
                                         std::span(stride.data(), n), element);
-    const rank_t target = a.world_ranks[rank];
     if (in != nullptr) {
       pending.push_back(put_layout(in, 1, buffer, target, a.bases[rank], 1, block));
     } else {
