@@ -1,10 +1,11 @@
-// The untyped back of dist_array (dist_array.hpp): collective creation with its checks, and
-// region transfers. A region's part on one owner is a box of consecutive local indices in
-// every dimension (a rank stores its elements of each dimension in global order), so the
-// owner's side is one subarray of its block; on the caller's buffer the same elements form,
-// per dimension, runs of at most a block (one run for block and none, one element each for
-// cyclic), nested as hindexed types. Each owner gets one layout put or get: the datatype
-// engine moves the flattened runs as iovecs (a memcpy each for a node peer).
+// The untyped back of dist_array (dist_array.hpp): collective creation with its checks,
+// region transfers and copies. A region's part on one owner is a box of consecutive local
+// indices in every dimension (a rank stores its elements of each dimension in global order);
+// on the caller's buffer the same elements form, per dimension, runs of at most a block (one
+// run for block and none, one element each for cyclic). Per owner: one run on both sides is
+// one contiguous copy or transfer; a block mapped here is copied run by run; otherwise one
+// layout put or get with both sides as nested hindexed types, which the datatype engine moves
+// as iovecs.
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -178,6 +179,53 @@ count_t box_elements(const count_t* sub, std::size_t n) {
   return e;
 }
 
+// Copies an owner's box of a region run by run between its block, mapped here at `block`,
+// and the buffer (`in` for a put, else `out`), as the datatype path would but without
+// building the types: the box is starts[d] + [0, sub[d]) of a block of `sizes` elements; on
+// the buffer's side dimension d's indices are its runs (offsets, lengths), `stride` bytes
+// per index.
+void copy_mapped(const void* in, void* out, std::byte* block, const count_t* sizes,
+                 const count_t* sub, const count_t* starts,
+                 const std::vector<std::ptrdiff_t>* const* offsets,
+                 const std::vector<count_t>* const* lengths, const std::size_t* stride,
+                 std::size_t element, std::size_t n) {
+  std::array<std::size_t, 3> extent{};
+  for (std::size_t d = 0; d < n; ++d) extent[d] = static_cast<std::size_t>(sizes[d]);
+  const std::array<std::size_t, 3> owner_stride = strides_of(extent.data(), n, element);
+  // The buffer's byte offset of each index of the outer dimensions' runs.
+  std::array<std::vector<std::size_t>, 3> at;
+  std::array<std::size_t, 3> counts{};
+  for (std::size_t d = 0; d + 1 < n; ++d) {
+    for (std::size_t r = 0; r < offsets[d]->size(); ++r) {
+      for (count_t j = 0; j < (*lengths[d])[r]; ++j) {
+        at[d].push_back(static_cast<std::size_t>((*offsets[d])[r] + j) * stride[d]);
+      }
+    }
+    counts[d] = static_cast<std::size_t>(sub[d]);
+  }
+  const std::size_t last = n - 1;
+  const std::vector<std::ptrdiff_t>& run_offsets = *offsets[last];
+  const std::vector<count_t>& run_lengths = *lengths[last];
+  for_each_combination(std::span(counts.data(), last), [&](const std::array<std::size_t, 3>& i) {
+    std::size_t here = static_cast<std::size_t>(starts[last]) * element;  // in the block
+    std::size_t there = 0;                                                // in the buffer
+    for (std::size_t d = 0; d < last; ++d) {
+      here += (static_cast<std::size_t>(starts[d]) + i[d]) * owner_stride[d];
+      there += at[d][i[d]];
+    }
+    for (std::size_t r = 0; r < run_offsets.size(); ++r) {
+      const std::size_t bytes = static_cast<std::size_t>(run_lengths[r]) * element;
+      const std::size_t b = there + static_cast<std::size_t>(run_offsets[r]) * element;
+      if (in != nullptr) {
+        oneside::detail::copy_bytes(block + here, static_cast<const std::byte*>(in) + b, bytes);
+      } else {
+        oneside::detail::copy_bytes(static_cast<std::byte*>(out) + b, block + here, bytes);
+      }
+      here += bytes;
+    }
+  });
+}
+
 const datatype& byte_type() {
   return datatype::of<std::byte>();
 }
@@ -341,6 +389,14 @@ future<> move_region(const array_desc& a, const std::size_t* lo, const std::size
           pending.push_back(get_remote(target, addr, dst, bytes, call));
         }
       }
+      return;
+    }
+    // A block this process maps (its own, a node peer's on shm): copied run by run.
+    const std::size_t block_bytes =
+        static_cast<std::size_t>(box_elements(sizes.data(), n)) * a.element;
+    if (void* mapped = local_address(target, a.bases[rank], block_bytes)) {
+      copy_mapped(in, out, static_cast<std::byte*>(mapped), sizes.data(), subsizes.data(),
+                  starts.data(), offsets.data(), lengths.data(), stride.data(), a.element, n);
       return;
     }
     // The owner's side: a box of consecutive local indices of its block (one run per

@@ -10,9 +10,10 @@
 //   atomics' types, atomics: global_ref.hpp), a.ptr(idx) a global_ptr<T>; both check the
 //   index.
 // - Bulk access a.get(r, out) / a.put(r, in) and their future forms rget/rput move a
-//   rectangular region r (region.hpp) to or from a dense row-major buffer with one strided
-//   transfer per rank owning part of it (the datatype engine: a subarray of the owner's block
-//   against the matching pieces of the buffer), never element by element. copy(a, ra, b, rb)
+//   rectangular region r (region.hpp) to or from a dense row-major buffer with one transfer
+//   per rank owning part of it: a copy run by run out of a block this process maps, else one
+//   strided transfer (the datatype engine: the owner's box of its block against the matching
+//   runs of the buffer), never element by element. copy(a, ra, b, rb)
 //   copies a region between two arrays of any distributions (collective). Completion and
 //   ordering are those of rput/rget (communication.hpp) on each owner; nothing orders two
 //   ranks' puts to one element: synchronize (barrier) between writers and readers.
