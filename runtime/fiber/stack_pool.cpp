@@ -20,6 +20,20 @@ std::size_t page_bytes() noexcept {
   return page;
 }
 
+// Stacks are mapped at page boundaries, so every fiber's saved registers would sit at the same
+// offset in its page and compete for one set of the L1 cache (16 fibers switching in turn ran
+// 2× slower). Each stack's top is moved down by a "colour" of up to 31 cache lines; the page
+// boundary above it is the real top.
+constexpr std::size_t colours = 32;
+constexpr std::size_t colour_bytes = 64;
+thread_local std::size_t t_next_colour = 0;
+
+void* real_top(void* sp) noexcept {
+  const std::size_t page = page_bytes();
+  const auto p = reinterpret_cast<std::uintptr_t>(sp);
+  return reinterpret_cast<void*>((p + page - 1) & ~(page - 1));
+}
+
 // The canary word: just below the shallow part of the stack that hangs from `top`.
 std::uint64_t* canary_of(void* top) noexcept {
   return reinterpret_cast<std::uint64_t*>(static_cast<char*>(top) - stack_pool::shallow_bytes) - 1;
@@ -39,9 +53,10 @@ stack_pool::~stack_pool() {
 
 boost::context::stack_context stack_pool::allocate() {
   boost::context::stack_context sc;
-  sc.size = reserved_bytes;
+  const std::size_t colour = (t_next_colour++ % colours) * colour_bytes;
+  sc.size = reserved_bytes - colour;
   if (!idle_.empty()) {
-    sc.sp = idle_.back();
+    sc.sp = static_cast<char*>(idle_.back()) - colour;
     idle_.pop_back();
     return sc;
   }
@@ -55,26 +70,28 @@ boost::context::stack_context stack_pool::allocate() {
           "no fiber stack could be mapped (" + std::to_string(reserved_bytes / 1024) +
               " KiB + a guard page): " + std::strerror(err));
   }
-  sc.sp = static_cast<char*>(base) + guard + reserved_bytes;
-  *canary_of(sc.sp) = canary_value;
+  void* top = static_cast<char*>(base) + guard + reserved_bytes;
+  *canary_of(top) = canary_value;
+  sc.sp = static_cast<char*>(top) - colour;
   return sc;
 }
 
 void stack_pool::deallocate(boost::context::stack_context& sc) noexcept {
+  void* top = real_top(sc.sp);
   if (idle_.size() >= max_idle) {
-    unmap(sc.sp);
+    unmap(top);
     return;
   }
-  if (*canary_of(sc.sp) != canary_value) {
+  if (*canary_of(top) != canary_value) {
     // The stack went deep: give its deep pages (the canary's included) back to the system.
-    char* low = static_cast<char*>(sc.sp) - reserved_bytes;
+    char* low = static_cast<char*>(top) - reserved_bytes;
     ::madvise(low, reserved_bytes - shallow_bytes, MADV_DONTNEED);
-    *canary_of(sc.sp) = canary_value;
+    *canary_of(top) = canary_value;
   }
   try {
-    idle_.push_back(sc.sp);
+    idle_.push_back(top);
   } catch (...) {
-    unmap(sc.sp);  // no memory for the pool's list: the stack goes
+    unmap(top);  // no memory for the pool's list: the stack goes
   }
 }
 

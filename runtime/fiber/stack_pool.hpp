@@ -27,7 +27,7 @@ class stack_pool {
   void deallocate(boost::context::stack_context& sc) noexcept;
 
  private:
-  std::vector<void*> idle_;  // tops of pooled stacks
+  std::vector<void*> idle_;  // tops of pooled stacks (page boundaries)
 };
 
 // The allocator handed to boost::context::fiber (a pointer to the thread's pool).
