@@ -182,6 +182,9 @@ void state_base::run_list(state_base& ready, continuation* list) noexcept {
     list = next;
   }
   ++t_running;
+  // t_running and t_deferred are this thread's: a continuation that waits inside a task must
+  // not have the task resumed on another thread (runtime/task suspends it otherwise).
+  const oneside::detail::pin_waits_to_thread pinned;
   while (oldest_first != nullptr) {
     std::unique_ptr<continuation> node(oldest_first);
     oldest_first = node->next_;

@@ -142,7 +142,7 @@ class scheduler final : public wait_host {
 
   void wait(const wait_request& request) override {
     if (polling_) {  // a predicate of another context waits: it waits in place
-      plain_wait(request);
+      wait_in_place(request);
       return;
     }
     fiber_record* self = current_;
@@ -279,13 +279,6 @@ class scheduler final : public wait_host {
       wait_with(b, runnable);
     }
     polling_ = was_polling;
-  }
-
-  static void plain_wait(const wait_request& request) {
-    backoff b(request.bell != nullptr ? *request.bell : process_doorbell(),
-              request.policy != nullptr ? *request.policy : runtime_wait_policy());
-    auto holds = [&request] { return request.test(request.pred); };
-    wait_with(b, holds);
   }
 
   void switch_to(fiber_record* next) {

@@ -92,6 +92,10 @@ void resume_task(void* point) noexcept {
 }
 
 void task_host::wait(const wait_request& request) {
+  if (t_pinned_waits > 0) {  // see wait.hpp: the worker waits
+    wait_in_place(request);
+    return;
+  }
   start_progress_thread();
   parked_wait parked{request, &resume_task, nullptr, nullptr, nullptr};
   const task_state own = leave_thread();

@@ -75,6 +75,25 @@ TEST_F(TaskWaits, RemoteCompletionAndGetsInsideTasks) {
   symmetric_free(slots);
 }
 
+// A continuation that a task runs and that waits keeps its worker (the list of continuations
+// being run is the thread's), and the worker's later continuations still run at once.
+TEST_F(TaskWaits, AContinuationThatWaitsInATaskKeepsItsThread) {
+  promise<int> p;
+  future<int> later = p.get_future();
+  std::atomic<bool> started{false};
+  future<int> chained = async([&] {
+                          oneside::wait_until([&] { return started.load(); });
+                          return 1;
+                        }).then([later](int x) { return later.wait() + x; });
+  started.store(true);
+  p.set_value(1);
+  (void)p.finalize();
+  EXPECT_EQ(chained.wait(), 2);
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_EQ(async([i] { return i; }).then([](int v) { return v + 1; }).wait(), i + 1);
+  }
+}
+
 TEST_F(TaskWaits, ExceptionsCrossTasksAndFibers) {
   // A task's exception fails its future; a task waiting on it gets it and passes it on.
   future<int> outer =
