@@ -6,6 +6,9 @@
 //   passive  lock_all for the run; put, flush, then an iteration counter the neighbour polls;
 //            the neighbour acknowledges once it has read its ghost zone, and a sender waits
 //            for that acknowledgement before overwriting the zone again.
+//   tasks    passive's protocol with request-based puts (rput, joined with when_all) while a
+//            task on the rank's TBB arena (oneside::async) sweeps the interior; the edge is
+//            swept once the halos landed and the interior task is done.
 // Rows of halo are contiguous and go straight into the neighbour's ghost rows; columns are
 // packed and put into a receive buffer (--halo pack) or put with a vector datatype straight
 // into the ghost columns (--halo datatype). The kernel and its phases are in stencil_kernel.hpp,
@@ -96,6 +99,26 @@ class halo {
         });
   }
 
+  // The same with request-based puts (inside a passive epoch): the requests complete when
+  // the sources may be reused.
+  std::vector<oneside::rma::request> send_requests() {
+    std::vector<oneside::rma::request> sent;
+    st::for_each_halo_put(
+        b_, nb_, kind_, in_, send_buf_,
+        [&](int q, const double* src, index_t count, index_t dst) {
+          sent.push_back(
+              win_.rput(std::span<const double>(src, static_cast<std::size_t>(count)), q, dst));
+        },
+        [&](int d, int q, const double* src, index_t dst) {
+          sent.push_back(win_.rput(src, 1, col_type_mine_, q, dst, 1, col_type_nb_[d]));
+        },
+        [&](int d, int q, const std::vector<double>& buf) {
+          sent.push_back(win_.rput(std::span<const double>(buf), q,
+                                   nb_layout_[d].columns.recv[st::opposite(d)]));
+        });
+    return sent;
+  }
+
   // Copies packed columns from the receive buffers into the ghost columns (after the epoch).
   void unpack() {
     if (kind_ == st::halo_kind::pack) st::unpack_columns(b_, in_, mine_.columns);
@@ -161,7 +184,7 @@ int run(int argc, char** argv) {
   st::options o;
   int px = 1, py = 1;
   const st::program_info program{
-      "stencil", "oneside", {"fence", "pscw", "passive"}, st::kernel_kind::fused};
+      "stencil", "oneside", {"fence", "pscw", "passive", "tasks"}, st::kernel_kind::fused};
   if (const int code = st::start(program, argc, argv, ranks, root, o, px, py); code >= 0) {
     return code;
   }
@@ -181,7 +204,8 @@ int run(int argc, char** argv) {
   const mode close_assert = o.kernel == st::kernel_kind::prk
                                 ? mode::noput | mode::nosucceed | mode::nostore
                                 : mode::noput | mode::nosucceed;
-  if (o.variant == "passive") win.lock_all(mode::nocheck);  // nobody takes exclusive locks
+  const bool passive = o.variant == "passive" || o.variant == "tasks";
+  if (passive) win.lock_all(mode::nocheck);  // nobody takes exclusive locks
   oneside::barrier(world);
 
   std::chrono::steady_clock::time_point start;
@@ -208,6 +232,23 @@ int run(int argc, char** argv) {
       ex.unpack();
       phase_edge(g, p);
       phase_rest(g, p);
+    } else if (o.variant == "tasks") {
+      const auto iter = static_cast<std::uint64_t>(it);
+      ex.await_all(true, iter);  // the neighbours have read what I sent in iteration it - 1
+      std::vector<oneside::rma::request> sent = ex.send_requests();
+      // The interior reads no ghost cell and writes no cell a halo carries: it overlaps the
+      // exchange on an arena thread while this thread completes the puts and waits for the
+      // neighbours' halos.
+      const oneside::future<> interior = oneside::async([&g, &p] { phase_interior(g, p); });
+      oneside::when_all(std::span<oneside::rma::request>(sent)).wait();
+      win.flush_all();
+      ex.notify_all(false, iter + 1);
+      ex.await_all(false, iter + 1);
+      interior.wait();
+      ex.unpack();
+      phase_edge(g, p);
+      ex.notify_all(true, iter + 1);  // my ghost zone and receive buffers may be reused
+      phase_rest(g, p);
     } else {  // passive
       const auto iter = static_cast<std::uint64_t>(it);
       ex.await_all(true, iter);  // the neighbours have read what I sent in iteration it - 1
@@ -224,7 +265,7 @@ int run(int argc, char** argv) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (o.variant == "passive") win.unlock_all();
+  if (passive) win.unlock_all();
 
   if (o.inject_error && me == ranks - 1) {
     const st::rect a = b.active();

@@ -3,12 +3,17 @@
 
 #include <oneside/pgas/atomic.hpp>
 #include <oneside/pgas/communication.hpp>
+#include <oneside/pgas/dist_array.hpp>
 #include <oneside/pgas/dist_object.hpp>
+#include <oneside/pgas/distribution.hpp>
 #include <oneside/pgas/future.hpp>
 #include <oneside/pgas/global_ptr.hpp>
 #include <oneside/pgas/global_ref.hpp>
 #include <oneside/pgas/heap.hpp>
+#include <oneside/pgas/local_view.hpp>
 #include <oneside/pgas/lock.hpp>
+#include <oneside/pgas/pattern.hpp>
+#include <oneside/pgas/region.hpp>
 #include <oneside/pgas/signal.hpp>
 #include <oneside/pgas/symmetric_heap.hpp>
 #include <oneside/rma/epoch.hpp>

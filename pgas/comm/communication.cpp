@@ -17,6 +17,7 @@
 #include <oneside/runtime/wait.hpp>
 
 #include "comm/remote.hpp"
+#include "future/deferred.hpp"
 #include "runtime/check.hpp"
 #include "runtime/hex.hpp"
 
@@ -65,6 +66,12 @@ bool ticket_poll(const op_ticket& t) {
   pgas_context& s = get_context("future::wait");
   s.ops().complete(s.transport(), t.rank, t.value);
   return true;
+}
+
+void bound_in_flight(pgas_context& s, rank_t r, std::uint64_t ticket) {
+  s.in_flight(r).store(0, std::memory_order_relaxed);
+  const handing_off_frame frame;  // what this readies runs in any thread's next progress()
+  s.ops().complete(s.transport(), r, ticket);
 }
 
 std::shared_ptr<state<void>> ticket_state(const op_ticket& t) {

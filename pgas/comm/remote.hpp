@@ -23,12 +23,30 @@ inline rma::detail::access_target resolve_remote(pgas_context& s, rank_t r, std:
   return rma::detail::resolve(s.transport(), r, addr, bytes, call);
 }
 
+// At most this many operations to one target are in flight without the layer completing
+// them (one flush of the target per this many): a transport may hold memory for each until
+// its target is flushed (the MPI transport's staged copies and message buffers), and
+// operations whose futures are dropped (atomic_add, rput: completion observed through
+// quiet(), fence() or a barrier) would otherwise pile up without bound.
+inline constexpr std::uint32_t max_in_flight_per_target = 4096;
+
+// Completes what was issued to `r` through `ticket`, because max_in_flight_per_target were
+// in flight. Continuations this readies never run inside the operation's call: the next
+// progress() of any thread (every wait makes progress) runs them (future/deferred.hpp).
+void bound_in_flight(pgas_context& s, rank_t r, std::uint64_t ticket);
+
 // The future of an operation to `r` the access interface just issued: ready when it is not in
 // flight, else its ticket in the layer's completion counter (taken now, after the issue, so
-// that no flush begun before the issue can count it complete).
-inline future<> ticket_future(pgas_context& s, rank_t r, bool in_flight) noexcept {
+// that no flush begun before the issue can count it complete). No heap object either way: a
+// dropped one costs nothing but its place in the target's count.
+inline future<> ticket_future(pgas_context& s, rank_t r, bool in_flight) {
   if (!in_flight) return {};
-  return future_access::make_ticket(op_ticket{r, s.ops().issue()});
+  const std::uint64_t ticket = s.ops().issue();
+  if (s.in_flight(r).fetch_add(1, std::memory_order_relaxed) + 1 >= max_in_flight_per_target)
+      [[unlikely]] {
+    bound_in_flight(s, r, ticket);
+  }
+  return future_access::make_ticket(op_ticket{r, ticket});
 }
 
 }  // namespace oneside::pgas::detail

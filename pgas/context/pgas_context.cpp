@@ -46,7 +46,8 @@ pgas_context::pgas_context()
       world_(oneside::world()),
       rank_(world_.rank()),
       local_(static_cast<std::size_t>(world_.size()), 0),
-      ops_(world_.size()) {
+      ops_(world_.size()),
+      in_flight_(std::make_unique<std::atomic<std::uint32_t>[]>(local_.size())) {
   bells_.assign(local_.size(), nullptr);
   for (rank_t r : transport_.node_ranks()) {
     local_[static_cast<std::size_t>(r)] = 1;

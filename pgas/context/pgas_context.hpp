@@ -44,6 +44,12 @@ class pgas_context {
   symmetric_heap& symmetric() noexcept { return *symmetric_; }
   // The operations issued through the access interface and their completion.
   rma::detail::completion_counter& ops() noexcept { return ops_; }
+  // Operations issued to r since the layer last bounded them (comm/remote.hpp,
+  // ticket_future): what a transport holds for operations in flight stays bounded even when
+  // nobody waits for them.
+  std::atomic<std::uint32_t>& in_flight(rank_t r) noexcept {
+    return in_flight_[static_cast<std::size_t>(r)];
+  }
   // The pointer through which this process loads and stores (r, addr … addr + bytes): memory
   // r exposed that is mapped here (every rank's own exposed memory, and node peers' on shm),
   // else null. Inline: the transport's table, no virtual call.
@@ -59,6 +65,7 @@ class pgas_context {
   std::vector<char> local_;                        // by world rank: load/store reachable from here
   std::vector<oneside::detail::doorbell*> bells_;  // by world rank: see peer_bell
   rma::detail::completion_counter ops_;
+  std::unique_ptr<std::atomic<std::uint32_t>[]> in_flight_;  // by world rank
   std::unique_ptr<global_heap> heap_;
   std::unique_ptr<symmetric_heap> symmetric_;
 };

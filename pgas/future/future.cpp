@@ -14,8 +14,10 @@
 #include <oneside/runtime/wait.hpp>
 
 #include "context/pgas_context.hpp"
+#include "future/deferred.hpp"
 #include "pgas/spin_lock.hpp"
 #include "runtime/check.hpp"
+#include "runtime/task_locals.hpp"
 #include "runtime/transport.hpp"
 
 namespace oneside {
@@ -54,26 +56,106 @@ void wake_waiters() noexcept {
   }
 }
 
-// Continuations readied by a continuation wait here (per thread) until it returns, so that
-// completing a chain of n futures takes constant stack instead of n nested frames.
+// What this thread deferred (state.hpp, continuation_frames): lists of continuations of
+// states readied inside a continuation, and then() steps too deep to run inline. They wait
+// here until the outermost frame closes, so that a chain of any length takes bounded stack
+// instead of one frame per link. A thread that ends runs what it still holds.
 struct deferred_list {
-  std::shared_ptr<state_base> ready;
+  std::shared_ptr<state_base> keep;
+  state_base* ready;
   continuation* list;
 };
-thread_local int t_running = 0;  // continuation lists being run by this thread
-thread_local std::vector<deferred_list> t_deferred;
+struct deferred_lists {
+  std::vector<deferred_list> lists;
+  ~deferred_lists() { run_deferred(); }
+};
+thread_local deferred_lists t_deferred;
+
+// Out of line and opaque to the optimizer: a continuation run between two uses may suspend its
+// task, which may go on on another thread (runtime/task_locals.hpp), so no thread's list may
+// be held across one.
+[[gnu::noipa]] std::vector<deferred_list>& this_thread_lists() noexcept {
+  return t_deferred.lists;
+}
 
 // Continuations of states destroyed without becoming ready, freed by the outermost
 // destructor (plain pointers: a state may be destroyed after thread-local objects are).
 thread_local continuation* t_unrun = nullptr;
 thread_local bool t_freeing = false;
 
-void run_deferred() noexcept {
-  while (!t_deferred.empty()) {
-    deferred_list d = std::move(t_deferred.back());
-    t_deferred.pop_back();
-    state_base::run_list(*d.ready, d.list);
+// Lists deferred inside operation calls (handing_off_frame, deferred.hpp), for any thread's
+// progress() to run.
+struct handed_off_lists {
+  spin_lock lock;
+  std::vector<deferred_list> lists;
+  std::atomic<bool> any{false};
+};
+
+handed_off_lists& handed_off() noexcept {
+  static handed_off_lists h;
+  return h;
+}
+
+// Moves lists[from...] to the hand-off list and wakes sleeping waiters (a thread asleep in a
+// wait runs them in its next progress()).
+void hand_off(std::vector<deferred_list>& lists, std::size_t from) noexcept {
+  handed_off_lists& h = handed_off();
+  {
+    const std::lock_guard<spin_lock> hold(h.lock);
+    h.lists.insert(h.lists.end(),
+                   std::make_move_iterator(lists.begin() + static_cast<std::ptrdiff_t>(from)),
+                   std::make_move_iterator(lists.end()));
+    h.any.store(true, std::memory_order_release);
   }
+  lists.resize(from);
+  wake_waiters();
+}
+
+// The frames of a task suspended inside continuations: their depth and what they deferred.
+// They belong to the task's stack, which runtime/task moves to the thread that resumes it; the
+// thread it leaves gets its own back (else its depth would stay raised, what it defers later
+// would wait for a frame that closes elsewhere, and the other thread's depth would go below
+// zero). What was deferred outside any frame (left by a progress() that suspended its task)
+// belongs to no stack: it goes to any thread's progress(), as what operation calls defer.
+struct carried_frames {
+  int depth;
+  std::vector<deferred_list> lists;
+};
+
+void* exchange_frames(void* next) noexcept {
+  if (t_frames.depth == 0 && !t_frames.has_deferred && next == nullptr) return nullptr;
+  std::vector<deferred_list>& lists = t_deferred.lists;
+  carried_frames* out = nullptr;
+  if (t_frames.depth > 0) {
+    out = new carried_frames{t_frames.depth, std::move(lists)};
+    lists.clear();
+  } else if (!lists.empty()) {
+    hand_off(lists, 0);
+  }
+  t_frames.depth = 0;
+  t_frames.has_deferred = false;
+  if (next != nullptr) {
+    const std::unique_ptr<carried_frames> in(static_cast<carried_frames*>(next));
+    t_frames.depth = in->depth;
+    lists = std::move(in->lists);
+    t_frames.has_deferred = !lists.empty();
+  }
+  return out;
+}
+
+[[maybe_unused]] const bool g_frames_carried =
+    (oneside::detail::set_task_locals(&exchange_frames), true);
+
+void run_handed_off() noexcept {
+  handed_off_lists& h = handed_off();
+  if (!h.any.load(std::memory_order_acquire)) return;
+  std::vector<deferred_list> taken;
+  {
+    const std::lock_guard<spin_lock> hold(h.lock);
+    taken.swap(h.lists);
+    h.any.store(false, std::memory_order_relaxed);
+  }
+  for (deferred_list& d : taken) state_base::run_list(*d.ready, d.list);
 }
 
 // Pending polled states, process-wide. STYLE.md R7 keeps globals in the runtime's context,
@@ -151,7 +233,14 @@ void state_base::add_continuation(std::unique_ptr<continuation> c) noexcept {
       return;
     }
   }
-  c->run(*this);  // ready: the outcome is visible (acquire of the closed list)
+  // Ready: the outcome is visible (acquire of the closed list). It runs as a continuation
+  // frame, or deferred when this thread is too deep.
+  if (!may_run_inline()) {
+    defer(shared_from_this(), *this, std::move(c));
+    return;
+  }
+  const inline_frame frame;
+  c->run(*this);
 }
 
 bool state_base::claim() noexcept {
@@ -165,8 +254,9 @@ void state_base::publish() noexcept {
   if (waiters_.load(std::memory_order_seq_cst) != 0) wake_waiters();
   continuation* list = continuations_.exchange(closed(), std::memory_order_acq_rel);
   if (list == nullptr) return;
-  if (t_running > 0) {
-    t_deferred.push_back({shared_from_this(), list});
+  if (t_frames.depth > 0) {
+    t_deferred.lists.push_back({shared_from_this(), this, list});
+    t_frames.has_deferred = true;
     return;
   }
   run_list(*this, list);
@@ -181,16 +271,42 @@ void state_base::run_list(state_base& ready, continuation* list) noexcept {
     oldest_first = list;
     list = next;
   }
-  ++t_running;
-  // t_running and t_deferred are this thread's: a continuation that waits inside a task must
-  // not have the task resumed on another thread (runtime/task suspends it otherwise).
-  const oneside::detail::pin_waits_to_thread pinned;
+  ++t_frames.depth;  // not an inline_frame: the caller runs what this defers
   while (oldest_first != nullptr) {
     std::unique_ptr<continuation> node(oldest_first);
     oldest_first = node->next_;
     node->run(ready);
   }
-  --t_running;
+  --t_frames.depth;
+}
+
+void run_deferred() noexcept {
+  for (;;) {
+    std::vector<deferred_list>& lists = this_thread_lists();  // anew after each run_list
+    if (lists.empty()) break;
+    deferred_list d = std::move(lists.back());
+    lists.pop_back();
+    state_base::run_list(*d.ready, d.list);
+  }
+  t_frames.has_deferred = false;
+}
+
+handing_off_frame::handing_off_frame() noexcept : mark_(t_deferred.lists.size()) {
+  ++t_frames.depth;
+}
+
+handing_off_frame::~handing_off_frame() {
+  --t_frames.depth;
+  std::vector<deferred_list>& lists = t_deferred.lists;
+  if (lists.size() <= mark_) return;
+  hand_off(lists, mark_);
+  if (lists.empty()) t_frames.has_deferred = false;
+}
+
+void defer(std::shared_ptr<state_base> keep, state_base& ready,
+           std::unique_ptr<continuation> c) noexcept {
+  t_deferred.lists.push_back({std::move(keep), &ready, c.release()});
+  t_frames.has_deferred = true;
 }
 
 void state_base::require(std::int64_t n) {
@@ -287,7 +403,8 @@ void add_pending(std::shared_ptr<state_base> s) {
 
 void progress() noexcept {
   using pgas::detail::state_base;
-  pgas::detail::run_deferred();  // continuations readied by the one this thread is in
+  pgas::detail::run_deferred();    // continuations readied by the one this thread is in
+  pgas::detail::run_handed_off();  // and those readied inside operation calls, on any thread
   // Remote operations with continuations waiting for them: their targets are flushed, which
   // readies those continuations' states (communication.cpp, ticket_state).
   if (pgas::detail::pgas_context* c = pgas::detail::get_context_if_open();

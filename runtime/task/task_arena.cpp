@@ -7,8 +7,9 @@
 // goes on with other tasks; the wait is parked with the progress thread
 // (progress/progress_thread.hpp), which polls its predicate (spin, yield, sleep on the
 // doorbell) and resumes the task (tbb::task::resume) once it holds. A resumed task may go on on
-// another worker: what the thread keeps for the task (its wait host, its open wait scopes) is
-// handed back to the thread at the suspension and taken by the thread that resumes it.
+// another worker: what the thread keeps for the task (its wait host, its open wait scopes, the
+// layers' task locals) is handed back to the thread at the suspension and taken by the thread
+// that resumes it.
 // A task's fibers are its own (a scheduler per task that spawns any) and move with it: while
 // they run, the scheduler hosts the task's waits, and when none of them can run the whole task
 // is suspended as above. They end before the task does.
@@ -28,21 +29,30 @@
 #include "context/context.hpp"
 #include "fiber/fibers.hpp"
 #include "progress/progress_thread.hpp"
+#include "runtime/task_locals.hpp"
 #include "task/arena_impl.hpp"
 
 namespace oneside {
 namespace detail {
 namespace {
 
-// What a task holds in the thread that runs it: its wait host, its open wait scopes, its frame
-// and its fibers' scheduler. A task starts with none of the thread's (tasks run on any thread,
-// and a thread may run one while it waits for another).
+// What a task holds in the thread that runs it: its wait host, its open wait scopes, its frame,
+// its fibers' scheduler and the layers' task locals (runtime/task_locals.hpp). A task starts
+// with none of the thread's (tasks run on any thread, and a thread may run one while it waits
+// for another).
 struct task_state {
   wait_host* host;
   const wait_site* scopes;
   struct task_frame* frame;
   scheduler* fibers;
+  void* locals;
 };
+
+task_locals_fn g_task_locals = nullptr;  // set by a static initializer of the pgas library
+
+[[gnu::noinline]] void* exchange_locals(void* next) noexcept {
+  return g_task_locals != nullptr ? g_task_locals(next) : nullptr;
+}
 
 struct task_frame {
   task_state outer;  // the thread's, while the task runs there
@@ -60,14 +70,14 @@ task_host g_task_host;
 // computed before it may be used after it.
 [[gnu::noinline]] task_state exchange_state(const task_state& next) noexcept {
   task_state old{t_wait_host, wait_scope::exchange(next.scopes), t_frame,
-                 exchange_scheduler(next.fibers)};
+                 exchange_scheduler(next.fibers), exchange_locals(next.locals)};
   t_wait_host = next.host;
   t_frame = next.frame;
   return old;
 }
 
 [[gnu::noinline]] void begin_frame(task_frame& f) noexcept {
-  f.outer = exchange_state(task_state{&g_task_host, nullptr, &f, nullptr});
+  f.outer = exchange_state(task_state{&g_task_host, nullptr, &f, nullptr, nullptr});
 }
 
 // After the task's fibers ended.
@@ -92,10 +102,6 @@ void resume_task(void* point) noexcept {
 }
 
 void task_host::wait(const wait_request& request) {
-  if (t_pinned_waits > 0) {  // see wait.hpp: the worker waits
-    wait_in_place(request);
-    return;
-  }
   start_progress_thread();
   parked_wait parked{request, &resume_task, nullptr, nullptr, nullptr};
   const task_state own = leave_thread();
@@ -125,6 +131,10 @@ void run_task(const Fn& fn) {
 }
 
 }  // namespace
+
+void set_task_locals(task_locals_fn fn) noexcept {
+  g_task_locals = fn;
+}
 
 struct arena_impl::state {
   // Enqueued work (async) needs a worker thread: a thread waiting on a future does not enter

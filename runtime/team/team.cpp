@@ -1,6 +1,7 @@
 // Teams: the world team, split(), the node-local team and the team accessors.
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -56,6 +57,10 @@ team team_impl::make_world() {
 }  // namespace detail
 
 namespace {
+
+// An area word with this bit set says its member failed (the low byte: its error class);
+// areas are user-space addresses, far below it.
+constexpr std::uint64_t failed_area = std::uint64_t{1} << 63;
 
 // Ids of split teams: the parent's id, its split count and the color, mixed (splitmix64).
 std::uint64_t child_id(std::uint64_t parent, std::uint64_t split, int color) {
@@ -159,6 +164,7 @@ team team::split(int color, int key) const {
   std::unique_ptr<detail::coll_engine> engine;
   std::vector<rank_t> world_members;
   split_record mine{color, key, 0};
+  std::exception_ptr failed;  // this member's error making its area
   std::vector<split_record> all(static_cast<std::size_t>(parent.size));
   // The area size needs the member count; exchange (color, key) first.
   {
@@ -181,14 +187,31 @@ team team::split(int color, int key) const {
     for (rank_t r : order) world_members.push_back(parent.members.world_rank(r));
     const auto my_pos =
         static_cast<rank_t>(std::find(order.begin(), order.end(), parent.rank) - order.begin());
-    engine = std::make_unique<detail::coll_engine>(
-        *c.transport, static_cast<std::size_t>(detail::setting_int("ONESIDE_COLL_SLOT_BYTES")),
-        static_cast<std::size_t>(detail::setting_int("ONESIDE_COLL_SLOTS")), my_pos, world_members,
-        detail::barrier_kind_setting(c));
-    mine.area = engine->area_address();
+    try {
+      engine = std::make_unique<detail::coll_engine>(
+          *c.transport, static_cast<std::size_t>(detail::setting_int("ONESIDE_COLL_SLOT_BYTES")),
+          static_cast<std::size_t>(detail::setting_int("ONESIDE_COLL_SLOTS")), my_pos,
+          world_members, detail::barrier_kind_setting(c));
+      mine.area = engine->area_address();
+    } catch (const error& e) {
+      failed = std::current_exception();
+      mine.area = failed_area | static_cast<std::uint64_t>(e.error_class());
+    }
   }
   std::vector<std::uint64_t> areas(static_cast<std::size_t>(parent.size));
   allgather(*this, &mine.area, 1, datatype::of<std::uint64_t>(), areas.data());
+  // A member that could not make its area (no room in /dev/shm, a bad setting) would leave
+  // the others waiting for it in the new team's first collective: every rank of the parent
+  // raises instead, that member its own error and the others one naming it (issue 18).
+  for (rank_t r = 0; r < parent.size; ++r) {
+    const std::uint64_t a = areas[static_cast<std::size_t>(r)];
+    if ((a & failed_area) == 0) continue;
+    if (failed) std::rethrow_exception(failed);
+    detail::raise(static_cast<error_class>(a & 0xff), {.call = "team::split"},
+                  "rank " + std::to_string(r) +
+                      " of the parent team could not make its part of the new team (its "
+                      "collective area), so no team was made");
+  }
   if (color == no_color) return team();
 
   auto impl = std::make_shared<detail::team_impl>();

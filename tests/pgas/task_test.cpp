@@ -75,9 +75,11 @@ TEST_F(TaskWaits, RemoteCompletionAndGetsInsideTasks) {
   symmetric_free(slots);
 }
 
-// A continuation that a task runs and that waits keeps its worker (the list of continuations
-// being run is the thread's), and the worker's later continuations still run at once.
-TEST_F(TaskWaits, AContinuationThatWaitsInATaskKeepsItsThread) {
+// A continuation that a task runs and that waits suspends the task like any wait: its
+// continuation frames (their depth, what they deferred) go with it to the thread that resumes
+// it, and the worker it left goes on with its own, so its later continuations still run at
+// once and nested async().wait() inside continuations does not deadlock either.
+TEST_F(TaskWaits, AContinuationThatWaitsInATaskSuspendsIt) {
   promise<int> p;
   future<int> later = p.get_future();
   std::atomic<bool> started{false};
@@ -89,6 +91,27 @@ TEST_F(TaskWaits, AContinuationThatWaitsInATaskKeepsItsThread) {
   p.set_value(1);
   (void)p.finalize();
   EXPECT_EQ(chained.wait(), 2);
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_EQ(async([i] { return i; }).then([](int v) { return v + 1; }).wait(), i + 1);
+  }
+  // Inside a continuation run by the task's list (a readied state) and inside one run inline
+  // on a ready future, deeper than the inline bound: each waits for a continuation of a task
+  // of its own, which the worker it left (the only one at ONESIDE_TASK_THREADS=1) readies.
+  // Were the frames left on that worker, it would defer the continuation to a frame that
+  // closes elsewhere, and the wait would never end.
+  EXPECT_EQ(async([] { return 1; })
+                .then([](int x) {
+                  return async([x] { return x; }).then([](int v) { return v + 1; }).wait();
+                })
+                .wait(),
+            2);
+  std::function<int(int)> down = [&down](int depth) -> int {
+    if (depth == 0) return async([] { return -1; }).then([](int v) { return v + 1; }).wait();
+    return make_future(depth).then([&down](int d) { return down(d - 1) + 1; }).wait();
+  };
+  std::vector<future<int>> deep;
+  for (int i = 0; i < 8; ++i) deep.push_back(async([&down] { return down(20); }));
+  for (const future<int>& f : deep) EXPECT_EQ(f.wait(), 20);
   for (int i = 0; i < 16; ++i) {
     EXPECT_EQ(async([i] { return i; }).then([](int v) { return v + 1; }).wait(), i + 1);
   }

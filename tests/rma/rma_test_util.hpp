@@ -255,15 +255,35 @@ inline std::int64_t now_ns() {
       .count();
 }
 
-// Computes for `d` without calling oneside (the caller's rank makes no progress call).
-// Returns a value that depends on the work so it cannot be optimised away.
-inline double compute_without_runtime(std::chrono::nanoseconds d) {
-  const auto end = std::chrono::steady_clock::now() + d;
+// What a target that computes without calling oneside saw: when it started and stopped, and
+// whether it stopped because every origin said it was done (not because `limit` ran out).
+struct computed {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  bool origins_done = false;
+};
+
+// Computes without any oneside call until flags[1], ..., flags[n - 1] (local memory the other
+// ranks put 1 into once they finished) are all set, at most `limit`. Progress tests use it
+// instead of a fixed busy time: origins that need the target's help cannot finish (nor say
+// so) before the limit, whatever the machine's load, so the test fails then and only then.
+inline computed compute_until_origins_done(const std::int64_t* flags, std::size_t n,
+                                           std::chrono::nanoseconds limit) {
+  computed c;
+  c.start_ns = now_ns();
+  const std::int64_t end = c.start_ns + static_cast<std::int64_t>(limit.count());
   double x = 1.0;
-  while (std::chrono::steady_clock::now() < end) {
+  while (!c.origins_done && now_ns() < end) {
     for (int i = 0; i < 2000; ++i) x = x * 0.999999 + 1e-6;
+    c.origins_done = true;
+    for (std::size_t r = 1; r < n; ++r) {
+      c.origins_done = c.origins_done && std::atomic_ref<const std::int64_t>(flags[r]).load(
+                                             std::memory_order_acquire) != 0;
+    }
   }
-  return x;
+  c.end_ns = now_ns();
+  if (x <= 0.0) c.origins_done = false;  // keeps the loop's work
+  return c;
 }
 
 // ---- waiting on local memory and a side channel (the spec's figures use send/recv) ------

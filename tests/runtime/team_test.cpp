@@ -3,8 +3,10 @@
 // members, and the group algebra (incl, excl, union, intersection, difference, rank
 // translation, comparison) with its errors.
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <oneside/oneside.hpp>
@@ -90,6 +92,37 @@ TEST_F(Teams, NegativeColorIsRejected) {
     EXPECT_EQ(e.error_class(), error_class::arg);
   }
   EXPECT_EQ(allreduce(world(), 1, op::sum), size());
+}
+
+// A member that cannot make its part of a new team (its collective area: no room in
+// /dev/shm, or here a bad setting read by the split) must not leave the others waiting for it
+// in the new team's first collective (issue 18): every rank raises, that member its own error
+// and the others one naming it, and the world goes on.
+TEST_F(Teams, ASplitThatFailsOnOneMemberRaisesOnEveryRank) {
+  const rank_t bad = size() - 1;
+  for (const bool bad_opts_out : {false, true}) {
+    SCOPED_TRACE(bad_opts_out ? "the other ranks opt out" : "one team");
+    if (rank() == bad) ::setenv("ONESIDE_COLL_SLOT_BYTES", "lots", 1);
+    const int color = bad_opts_out && rank() != bad ? team::no_color : 0;
+    try {
+      const team t = world().split(color, rank());
+      ADD_FAILURE() << "split made a team although rank " << bad << " could not take part";
+    } catch (const error& e) {
+      EXPECT_EQ(e.error_class(), error_class::arg) << e.what();
+      const std::string what = e.what();
+      if (rank() == bad) {
+        EXPECT_NE(what.find("ONESIDE_COLL_SLOT_BYTES"), std::string::npos) << what;
+      } else {
+        EXPECT_NE(what.find("rank " + std::to_string(bad) + " of the parent team"),
+                  std::string::npos)
+            << what;
+      }
+    }
+    if (rank() == bad) ::unsetenv("ONESIDE_COLL_SLOT_BYTES");
+    const team t = world().split(0, rank());
+    ASSERT_TRUE(t.is_valid());
+    EXPECT_EQ(allreduce(t, 1, op::sum), size());
+  }
 }
 
 TEST_F(Teams, NestedSplitsAndConcurrentSubTeamCollectives) {

@@ -1,4 +1,5 @@
-// async(): runs work on this rank's task arena and returns a future of its result.
+// async() and async_on(): run work on this rank's task arena (or another) and return a future
+// of its result.
 #pragma once
 
 #include <memory>
@@ -20,14 +21,14 @@ concept async_task = continuation_for<Fn, void>;
 task_arena_ref async_arena();
 }  // namespace pgas::detail
 
-// Runs fn() on one of this rank's task-arena threads (this_rank_arena().enqueue) and returns
-// a future of its result, ready when it returns (failed with what it throws; a returned
-// future<U> is flattened as in then()). Raises error(not_open) when the runtime is not open.
+// Runs fn() on one of `arena`'s threads (arena.enqueue) and returns a future of its result,
+// ready when it returns (failed with what it throws; a returned future<U> is flattened as in
+// then()). Continuations of that future run on the arena thread that readies it. The arena
+// must outlive the task (this_rank_arena() lives until the runtime closes).
 template <pgas::detail::async_task Fn>
-future<pgas::detail::result_value_t<std::decay_t<Fn>>> async(Fn&& fn) {
+future<pgas::detail::result_value_t<std::decay_t<Fn>>> async_on(task_arena_ref arena, Fn&& fn) {
   using F = std::decay_t<Fn>;
   using R = pgas::detail::result_value_t<F>;
-  const task_arena_ref arena = pgas::detail::async_arena();
   auto dst = std::make_shared<pgas::detail::state<R>>();
   if constexpr (std::is_copy_constructible_v<F>) {
     arena.enqueue(
@@ -38,6 +39,12 @@ future<pgas::detail::result_value_t<std::decay_t<Fn>>> async(Fn&& fn) {
     });
   }
   return pgas::detail::future_access::make<R>(std::move(dst));
+}
+
+// async_on(this_rank_arena(), fn). Raises error(not_open) when the runtime is not open.
+template <pgas::detail::async_task Fn>
+future<pgas::detail::result_value_t<std::decay_t<Fn>>> async(Fn&& fn) {
+  return async_on(pgas::detail::async_arena(), std::forward<Fn>(fn));
 }
 
 }  // namespace oneside

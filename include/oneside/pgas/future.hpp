@@ -21,13 +21,15 @@
 //   future/then.hpp    how continuations run and what then() returns (pgas::detail)
 //   future/polled.hpp  futures of operations completed by polling, and progress()
 //   future/future.hpp  future<T>, make_future, make_exception_future
+//   future/request.hpp to_future(rma::request&&): an rma request as a future<>
 //   promise.hpp        promise<T>
-//   when_all.hpp       when_all over futures
-//   async.hpp          async on this rank's task arena
+//   when_all.hpp       when_all over futures and rma requests
+//   async.hpp          async and async_on: work on a task arena
 #pragma once
 
 #include <oneside/pgas/async.hpp>
 #include <oneside/pgas/future/future.hpp>
 #include <oneside/pgas/future/polled.hpp>
+#include <oneside/pgas/future/request.hpp>
 #include <oneside/pgas/promise.hpp>
 #include <oneside/pgas/when_all.hpp>

@@ -1,5 +1,5 @@
 // when_all(): a future of several futures' values, ready when all of them are (UPC++'s rules
-// for what it holds), over a parameter pack or a vector of futures.
+// for what it holds), over a parameter pack or a vector of futures; rma requests join too.
 #pragma once
 
 #include <atomic>
@@ -7,13 +7,16 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <span>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include <oneside/pgas/future/future.hpp>
+#include <oneside/pgas/future/request.hpp>
 #include <oneside/pgas/future/state.hpp>
+#include <oneside/rma/request.hpp>
 
 namespace oneside {
 
@@ -186,6 +189,23 @@ void attach_all(const std::shared_ptr<J>& join, std::index_sequence<I...>, const
   (attach(fs, join, [](J& j, const state_base* ready) { j.template arrive_at<I>(ready); }), ...);
 }
 
+// What the mixed when_all takes: futures, and rma requests by rvalue (the join owns them).
+template <class A>
+concept future_arg = is_future_v<std::remove_cvref_t<A>>;
+template <class A>
+concept request_arg = std::is_same_v<A, rma::request>;  // A&& deduced from an rvalue
+template <class A>
+concept joinable = future_arg<A> || request_arg<A>;
+
+template <class F>
+requires future_arg<F>
+const F& as_future(const F& f) noexcept {
+  return f;
+}
+inline future<> as_future(rma::request&& r) {
+  return to_future(std::move(r));
+}
+
 }  // namespace pgas::detail
 
 // A future of all the values of `fs`, ready when all of them are: std::tuple of the
@@ -218,6 +238,24 @@ future<pgas::detail::when_all_vector_t<T>> when_all(const std::vector<future<T>>
   }
   join->start();
   return pgas::detail::future_access::make<R>(std::move(join));
+}
+
+// The same over futures and rma requests mixed (at least one request, each moved in and
+// joined as to_future(std::move(r)): ready at its local completion). A request contributes
+// no value: when_all(f_int, std::move(req)) is a future<int>.
+template <class... A>
+requires(pgas::detail::joinable<A>&&...) &&
+    (pgas::detail::request_arg<A> || ...) auto when_all(A&&... args) {
+  return when_all(pgas::detail::as_future(std::forward<A>(args))...);
+}
+
+// A future<> ready when every request of `requests` is complete (locally, as to_future); the
+// requests are moved into it and become null, as rma::wait_all leaves them.
+inline future<> when_all(std::span<rma::request> requests) {
+  std::vector<future<>> all;
+  all.reserve(requests.size());
+  for (rma::request& r : requests) all.push_back(to_future(std::move(r)));
+  return when_all(all);
 }
 
 }  // namespace oneside

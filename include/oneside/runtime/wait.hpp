@@ -273,19 +273,6 @@ class wait_host {
 // runtime/fiber and runtime/task only. Read once per wait that does not end at its first look.
 inline thread_local wait_host* t_wait_host [[gnu::tls_model("initial-exec")]] = nullptr;
 
-// Held while this thread runs work whose thread-local state must stay on this thread (the
-// pgas layer's continuation lists): a task's waits then block its worker instead of
-// suspending the task, which may be resumed on another thread. Fibers never change threads and
-// are not affected.
-inline thread_local int t_pinned_waits [[gnu::tls_model("initial-exec")]] = 0;
-class pin_waits_to_thread {
- public:
-  pin_waits_to_thread() noexcept { ++t_pinned_waits; }
-  ~pin_waits_to_thread() { --t_pinned_waits; }
-  pin_waits_to_thread(const pin_waits_to_thread&) = delete;
-  pin_waits_to_thread& operator=(const pin_waits_to_thread&) = delete;
-};
-
 // The process's doorbell (the transport's while the runtime is open) and the runtime's phase
 // lengths: what a request without its own uses.
 doorbell& process_doorbell() noexcept;

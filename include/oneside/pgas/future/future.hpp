@@ -82,16 +82,22 @@ class future {
     return value_of(*s);
   }
 
-  // A future of fn(value) (fn() for future<>): fn runs once this future is ready, at once
-  // when it already is (see the file comment for the thread). When fn returns a future<U>,
-  // the result is future<U>, ready when that one is. An exception of this future skips fn
-  // and passes on; an exception thrown by fn fails the returned future.
+  // A future of fn(value) (fn() for future<>): fn runs once this future is ready; at once,
+  // inline, when it already is, unless this thread is deep in nested continuations (then
+  // right after the outermost returns, on this thread: any chain takes bounded stack; see the
+  // file comment of <oneside/pgas/future.hpp>). When fn returns a future<U>, the result is
+  // future<U>, ready when that one is. An exception of this future skips fn and passes on; an
+  // exception thrown by fn fails the returned future.
   template <pgas::detail::continuation_for<T> Fn>
   future<pgas::detail::then_value_t<T, std::decay_t<Fn>>> then(Fn&& fn) const {
     using R = pgas::detail::then_value_t<T, std::decay_t<Fn>>;
+    using F = std::decay_t<Fn>;
     if constexpr (pgas::detail::inline_value<T>) {
       if (ready_.has_value()) {
-        std::decay_t<Fn> f(std::forward<Fn>(fn));
+        if (!pgas::detail::may_run_inline()) [[unlikely]] {
+          return pgas::detail::defer_now<R>(F(std::forward<Fn>(fn)), ready_.value);
+        }
+        F f(std::forward<Fn>(fn));
         return pgas::detail::run_now<R>(f, ready_.value);
       }
     }
@@ -106,12 +112,16 @@ class future {
     if (s == nullptr) s = checked("future::then");
     if constexpr (std::is_void_v<T>) {
       if (s == nullptr) {
-        std::decay_t<Fn> f(std::forward<Fn>(fn));
+        if (!pgas::detail::may_run_inline()) [[unlikely]] {
+          return pgas::detail::defer_now<R>(F(std::forward<Fn>(fn)));
+        }
+        F f(std::forward<Fn>(fn));
         return pgas::detail::run_now<R>(f);
       }
     }
-    if (s->is_ready() && !s->has_failed()) {
-      std::decay_t<Fn> f(std::forward<Fn>(fn));
+    const bool ready = s->is_ready();
+    if (ready && !s->has_failed() && pgas::detail::may_run_inline()) {
+      F f(std::forward<Fn>(fn));
       if constexpr (std::is_void_v<T>) {
         return pgas::detail::run_now<R>(f);
       } else {
@@ -119,15 +129,20 @@ class future {
       }
     }
     auto dst = std::make_shared<pgas::detail::state<R>>();
-    if (s->is_ready()) {
-      std::decay_t<Fn> f(std::forward<Fn>(fn));
-      pgas::detail::settle(s, f, dst);
+    if (ready && s->has_failed()) {
+      F f(std::forward<Fn>(fn));
+      pgas::detail::settle(s, f, dst);  // passes the exception on; fn does not run
+      return pgas::detail::future_access::make<R>(std::move(dst));
+    }
+    auto step = pgas::detail::make_continuation(
+        [dst, f = F(std::forward<Fn>(fn))](pgas::detail::state_base& src) mutable noexcept {
+          pgas::detail::settle(static_cast<const pgas::detail::state<T>*>(&src), f, dst);
+        });
+    if (ready) {  // too deep to run inline: after the outermost continuation returns
+      if (held == nullptr) held = state_;
+      pgas::detail::defer(held, *s, std::move(step));
     } else {
-      s->add_continuation(
-          pgas::detail::make_continuation([dst, f = std::decay_t<Fn>(std::forward<Fn>(fn))](
-                                              pgas::detail::state_base& ready) mutable noexcept {
-            pgas::detail::settle(static_cast<const pgas::detail::state<T>*>(&ready), f, dst);
-          }));
+      s->add_continuation(std::move(step));
     }
     return pgas::detail::future_access::make<R>(std::move(dst));
   }

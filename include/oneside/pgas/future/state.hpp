@@ -57,6 +57,41 @@ std::unique_ptr<continuation> make_continuation(Fn&& fn) {
   return std::make_unique<continuation_of<std::decay_t<Fn>>>(std::forward<Fn>(fn));
 }
 
+// The continuations this thread is inside (then.hpp, future.cpp), for bounded stack: then()
+// on a ready future runs its continuation inline while fewer than max_inline_depth are open
+// and defers it beyond; a state readied inside one defers its own continuations. What is
+// deferred runs on this thread once the outermost frame closes (a trampoline), or earlier in
+// a wait() or progress() of this thread.
+struct continuation_frames {
+  static constexpr int max_inline_depth = 16;
+  int depth = 0;              // continuations running on this thread, nested
+  bool has_deferred = false;  // whether run_deferred() has work
+};
+// Initial-exec and constinit: one thread-pointer-relative access, no wrapper call (the library
+// is linked into programs, not loaded with dlopen).
+inline constinit thread_local continuation_frames t_frames [[gnu::tls_model("initial-exec")]];
+
+// Runs what this thread deferred, oldest list last (depth-first), until none is left.
+void run_deferred() noexcept;
+// Defers `c`, to run on this thread as if attached to `ready`, which `keep` keeps alive.
+void defer(std::shared_ptr<state_base> keep, state_base& ready,
+           std::unique_ptr<continuation> c) noexcept;
+
+// One continuation frame: the outermost one runs what was deferred while it was open.
+class inline_frame {
+ public:
+  inline_frame() noexcept { ++t_frames.depth; }
+  ~inline_frame() {
+    if (--t_frames.depth == 0 && t_frames.has_deferred) run_deferred();
+  }
+  inline_frame(const inline_frame&) = delete;
+  inline_frame& operator=(const inline_frame&) = delete;
+};
+// Whether a continuation may run inline here (the nesting is below the bound).
+inline bool may_run_inline() noexcept {
+  return t_frames.depth < continuation_frames::max_inline_depth;
+}
+
 // Who completes a state; decides what poll() and the promise calls may do.
 enum class completer : std::uint8_t {
   producer,       // one producer: store_exception()/emplace(), then publish()
@@ -241,6 +276,14 @@ struct future_access {
       if (f.ticket_.is_set()) return ticket_state(f.ticket_.ticket);
     }
     return f.state_;
+  }
+  // The value a ready future holds in itself, or null.
+  template <class T>
+  static const T* ready_value(const future<T>& f) noexcept {
+    if constexpr (inline_value<T>) {
+      if (f.ready_.has_value()) return &f.ready_.value;
+    }
+    return nullptr;
   }
   // Whether the future has a state or a value of its own (every future<> has).
   template <class T>

@@ -78,6 +78,13 @@ void deliver(const std::shared_ptr<state<R>>& dst, std::string_view call, Fn& fn
   try {
     if constexpr (is_future_v<out>) {
       const out inner = std::invoke(fn, std::forward<A>(args)...);
+      if constexpr (inline_value<R>) {
+        if (const R* v = future_access::ready_value(inner)) {
+          dst->emplace(*v);
+          dst->publish();
+          return;
+        }
+      }
       if (const std::shared_ptr<state<R>> s = future_access::state_of(inner)) {
         s->add_continuation(make_continuation([dst](state_base& ready) noexcept {
           copy_outcome(static_cast<const state<R>&>(ready), *dst);
@@ -110,14 +117,33 @@ void settle(const state<T>* src, Fn& fn, const std::shared_ptr<state<R>>& dst) n
   }
 }
 
-// then(fn) on a future ready with a value (or on a ready future<>): runs fn(args...) now. A
-// plain result small enough to live in a future (or none) makes a ready future without a
-// shared state; anything else (a returned future, a larger value, an exception) goes through
-// deliver() into a new state.
+// A ready future that failed with the exception being handled.
+template <class R>
+future<R> current_failure() {
+  auto failed = std::make_shared<state<R>>();
+  failed->store_exception(std::current_exception());
+  failed->publish();
+  return future_access::make<R>(std::move(failed));
+}
+
+// then(fn) on a future ready with a value (or on a ready future<>): runs fn(args...) now, in
+// a continuation frame (the caller checked may_run_inline()). A plain result small enough to
+// live in a future (or none) makes a ready future without a shared state; a returned future
+// is the result itself (nothing to flatten: fn already ran); anything else (a larger value,
+// an exception) goes through deliver() into a new state.
 template <class R, class Fn, class... A>
 future<R> run_now(Fn& fn, const A&... args) {
   using out = std::remove_cvref_t<std::invoke_result_t<Fn&, const A&...>>;
-  if constexpr (!is_future_v<out> && (std::is_void_v<R> || inline_value<R>)) {
+  const inline_frame frame;
+  if constexpr (is_future_v<out>) {
+    try {
+      out inner = std::invoke(fn, args...);
+      if (!future_access::is_valid(inner)) raise_invalid_future("future::then");
+      return inner;
+    } catch (...) {
+      return current_failure<R>();
+    }
+  } else if constexpr (std::is_void_v<R> || inline_value<R>) {
     try {
       if constexpr (std::is_void_v<R>) {
         std::invoke(fn, args...);
@@ -126,16 +152,27 @@ future<R> run_now(Fn& fn, const A&... args) {
         return future_access::make_ready<R>(R(std::invoke(fn, args...)));
       }
     } catch (...) {
-      auto failed = std::make_shared<state<R>>();
-      failed->store_exception(std::current_exception());
-      failed->publish();
-      return future_access::make<R>(std::move(failed));
+      return current_failure<R>();
     }
   } else {
     auto dst = std::make_shared<state<R>>();
     deliver(dst, "future::then", fn, args...);
     return future_access::make<R>(std::move(dst));
   }
+}
+
+// then(fn) on a ready future when this thread is max_inline_depth continuations deep: fn
+// runs (with copies of args) once the outermost frame closes; the future it returns now is
+// ready then. This is what keeps any chain of ready futures in bounded stack.
+template <class R, class Fn, class... A>
+future<R> defer_now(Fn&& fn, const A&... args) {
+  auto dst = std::make_shared<state<R>>();
+  state<R>& ready = *dst;  // not read: the continuation carries its arguments
+  defer(dst, ready,
+        make_continuation([dst, f = std::forward<Fn>(fn), args...](state_base&) mutable noexcept {
+          deliver(dst, "future::then", f, args...);
+        }));
+  return future_access::make<R>(std::move(dst));
 }
 
 }  // namespace oneside::pgas::detail

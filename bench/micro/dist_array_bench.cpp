@@ -1,0 +1,217 @@
+// dist_array (pgas/dist_array.hpp) next to its baselines, in one run (STYLE.md R12):
+//
+//   dist_array_triad/view/N     a(i, j) = b(i, j) + s * c(i, j) over three 2-D dist_arrays'
+//                               local views (N elements per rank, rows of 1024), every rank
+//   dist_array_triad/raw/N      the same loop on raw pointers to the same memory (flat)
+//   dist_array_region/get/1048576      rank 0 gets a 1 MiB region that rank 1 owns (1-D,
+//                                      block, contiguous in rank 1's block), blocking
+//   dist_array_region/put/1048576      rank 0 puts it, blocking
+//   dist_array_region/get_columns/1048576
+//                               rank 0 gets a column block of a 2-D (none, block) array:
+//                               1024 rows of 1 KiB, 4 KiB apart in rank 1's block
+//   dist_array_region/memcpy/1048576   memcpy between private page-aligned buffers
+//
+// Triad times are per element-update (a batch is 16 sweeps) as the slowest rank's; region
+// times per transfer (16 per batch), rank 0 working while the others wait in the batch's
+// closing reduction. On the shm transport rank 1 is a node peer, so a region get is a copy out
+// of its mapped block: the ratio to memcpy is the price of the pattern, the datatypes and the
+// transfer path. Results are checked after the measurement; a wrong one reports an error.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+
+#include <benchmark/benchmark.h>
+
+#include <oneside/oneside.hpp>
+
+#include "bench_support.hpp"
+
+namespace {
+
+namespace bench = oneside::bench;
+using oneside::dist_array;
+using idx1 = std::array<std::size_t, 1>;
+using idx2 = std::array<std::size_t, 2>;
+
+constexpr std::int64_t mib = std::int64_t{1} << 20;
+constexpr std::size_t row = 1024;  // elements per row of the triad's arrays
+constexpr std::int64_t sweeps = 16;
+constexpr double scalar = 3.0;
+
+bool everywhere(bool ok) {
+  return oneside::allreduce(oneside::world(), ok ? 1 : 0, oneside::op::min) == 1;
+}
+
+// ---- triad --------------------------------------------------------------------------------
+
+// Three arrays of rows x 1024 doubles per rank, b = 1 and c = 2 everywhere.
+struct triad_arrays {
+  explicit triad_arrays(std::size_t per_rank)
+      : rows(std::max<std::size_t>(per_rank / row, 1) *
+             static_cast<std::size_t>(oneside::world().size())),
+        a(oneside::world(), {rows, row}, {oneside::dist::block, oneside::dist::none}, "a"),
+        b(oneside::world(), {rows, row}, {oneside::dist::block, oneside::dist::none}, "b"),
+        c(oneside::world(), {rows, row}, {oneside::dist::block, oneside::dist::none}, "c") {
+    a.for_each_local([](double& x) { x = 0.0; });
+    b.for_each_local([](double& x) { x = 1.0; });
+    c.for_each_local([](double& x) { x = 2.0; });
+  }
+  bool correct() {
+    const auto v = a.local();
+    return std::all_of(v.begin(), v.end(), [](double x) { return x == 1.0 + scalar * 2.0; });
+  }
+  std::size_t rows;
+  dist_array<double, 2> a;
+  dist_array<double, 2> b;
+  dist_array<double, 2> c;
+};
+
+void triad_view(benchmark::State& state) {
+  triad_arrays t(static_cast<std::size_t>(state.range(0)));
+  const oneside::local_view<double, 2> a = t.a.local();
+  const oneside::local_view<double, 2> b = t.b.local();
+  const oneside::local_view<double, 2> c = t.c.local();
+  const std::size_t rows = a.extent(0);
+  const std::size_t cols = a.extent(1);
+  const auto elements = static_cast<std::int64_t>(a.size());
+  bench::measure(state, sweeps * elements, [&](std::int64_t k) {
+    for (std::int64_t s = 0; s < k / elements; ++s) {
+      for (std::size_t i = 0; i < rows; ++i) {
+        for (std::size_t j = 0; j < cols; ++j) a(i, j) = b(i, j) + scalar * c(i, j);
+      }
+      benchmark::ClobberMemory();
+    }
+  });
+  if (!everywhere(t.correct())) state.SkipWithError("triad over views: wrong values");
+}
+
+void triad_raw(benchmark::State& state) {
+  triad_arrays t(static_cast<std::size_t>(state.range(0)));
+  double* a = t.a.local().data();
+  const double* b = t.b.local().data();
+  const double* c = t.c.local().data();
+  const std::size_t n = t.a.local().size();
+  const auto elements = static_cast<std::int64_t>(n);
+  bench::measure(state, sweeps * elements, [&](std::int64_t k) {
+    for (std::int64_t s = 0; s < k / elements; ++s) {
+      for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + scalar * c[i];
+      benchmark::ClobberMemory();
+    }
+  });
+  if (!everywhere(t.correct())) state.SkipWithError("triad over raw pointers: wrong values");
+}
+
+// ---- regions ------------------------------------------------------------------------------
+
+bool has_peer(benchmark::State& state) {
+  if (oneside::world().size() >= 2) return true;
+  state.SkipWithError("needs at least 2 ranks (rank 0 to rank 1)");
+  return false;
+}
+
+// Rank 0 runs `batch`, the others wait; a few transfers first.
+template <class Batch>
+void run(benchmark::State& state, std::int64_t ops_per_batch, Batch&& batch) {
+  const bool origin = oneside::world().rank() == 0;
+  if (origin) batch(4);
+  oneside::barrier(oneside::world());
+  bench::measure(state, ops_per_batch, [&](std::int64_t k) {
+    if (origin) batch(k);
+  });
+}
+
+// A 1-D block array of `bytes` per rank; the region is rank 1's whole block, [n, 2n).
+void region_contiguous(benchmark::State& state, bool put) {
+  if (!has_peer(state)) return;
+  const auto n = static_cast<std::size_t>(state.range(0)) / sizeof(double);
+  const auto ranks = static_cast<std::size_t>(oneside::world().size());
+  dist_array<double, 1> a(oneside::world(), {n * ranks}, {oneside::dist::block}, "region");
+  a.transform_local([](const idx1& g, double) { return static_cast<double>(g[0]); });
+  oneside::barrier(oneside::world());
+  bench::page_buffer buffer(n * sizeof(double));
+  const std::span<double> buf(reinterpret_cast<double*>(buffer.data()), n);
+  const oneside::region<1> mine{{n}, {n}};  // rank 1's block
+  if (put)
+    std::transform(buf.begin(), buf.end(), buf.begin(),
+                   [n, i = 0.0](double) mutable { return static_cast<double>(n) + i++; });
+  run(state, bench::transfer_batch(state.range(0)), [&](std::int64_t k) {
+    for (std::int64_t i = 0; i < k; ++i) {
+      if (put) {
+        a.put(mine, buf);
+      } else {
+        a.get(mine, buf);
+      }
+    }
+  });
+  oneside::barrier(oneside::world());
+  bool ok = true;
+  if (oneside::world().rank() == 0) {
+    for (std::size_t i = 0; i < n; ++i) ok = ok && buf[i] == static_cast<double>(n + i);
+  }
+  if (oneside::world().rank() == 1) {
+    std::size_t i = 0;
+    for (const double x : a.local()) ok = ok && x == static_cast<double>(n + i++);
+  }
+  if (!everywhere(ok)) state.SkipWithError("region transfer: wrong values");
+  bench::count_bytes(state, state.range(0));
+}
+
+// A (1024 rows) x (ranks x 512 columns) array distributed by columns; the region is 128 of
+// rank 1's 512 columns over every row: 1024 runs of 1 KiB.
+void region_columns(benchmark::State& state) {
+  if (!has_peer(state)) return;
+  const std::size_t rows = 1024;
+  const std::size_t cols = static_cast<std::size_t>(state.range(0)) / sizeof(double) / rows;
+  const std::size_t per_rank = 4 * cols;
+  const auto ranks = static_cast<std::size_t>(oneside::world().size());
+  dist_array<double, 2> a(oneside::world(), {rows, per_rank * ranks},
+                          {oneside::dist::none, oneside::dist::block}, "columns");
+  a.transform_local(
+      [&](const idx2& g, double) { return static_cast<double>(g[0] * per_rank * ranks + g[1]); });
+  oneside::barrier(oneside::world());
+  bench::page_buffer buffer(rows * cols * sizeof(double));
+  const std::span<double> buf(reinterpret_cast<double*>(buffer.data()), rows * cols);
+  const oneside::region<2> box{{0, per_rank}, {rows, cols}};
+  run(state, bench::transfer_batch(state.range(0)), [&](std::int64_t k) {
+    for (std::int64_t i = 0; i < k; ++i) a.get(box, buf);
+  });
+  bool ok = true;
+  if (oneside::world().rank() == 0) {
+    for (std::size_t i = 0; i < rows; ++i) {
+      for (std::size_t j = 0; j < cols; ++j) {
+        ok = ok && buf[i * cols + j] == static_cast<double>(i * per_rank * ranks + per_rank + j);
+      }
+    }
+  }
+  if (!everywhere(ok)) state.SkipWithError("column region get: wrong values");
+  bench::count_bytes(state, state.range(0));
+}
+
+void region_memcpy(benchmark::State& state) {
+  const bench::copy_baseline copy(static_cast<std::size_t>(state.range(0)));
+  run(state, bench::transfer_batch(state.range(0)), [&](std::int64_t k) { copy(k); });
+  bench::count_bytes(state, state.range(0));
+}
+
+template <class Fn>
+benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) {
+  return benchmark::RegisterBenchmark(name.c_str(), std::forward<Fn>(fn))->UseManualTime();
+}
+
+bool register_all() {
+  const std::int64_t triad_elements = std::int64_t{1} << 20;  // 8 MiB per array and rank
+  add("dist_array_triad/view", triad_view)->Arg(triad_elements);
+  add("dist_array_triad/raw", triad_raw)->Arg(triad_elements);
+  add("dist_array_region/get", [](benchmark::State& s) { region_contiguous(s, false); })->Arg(mib);
+  add("dist_array_region/put", [](benchmark::State& s) { region_contiguous(s, true); })->Arg(mib);
+  add("dist_array_region/get_columns", region_columns)->Arg(mib);
+  add("dist_array_region/memcpy", region_memcpy)->Arg(mib);
+  return true;
+}
+
+[[maybe_unused]] const bool registered = register_all();
+
+}  // namespace

@@ -1,0 +1,323 @@
+// dist_array<T, N>: an N-d array (N = 1, 2, 3) spread over the ranks of a team by a
+// pattern<N> (pattern.hpp: a distribution per dimension and a grid of ranks). Each rank's
+// elements are one dense row-major block on the symmetric heap (symmetric_heap.hpp), which
+// node peers load and store and every rank reaches through the transport.
+//
+// - Construction and destruction are collective over the team (every member, the same
+//   arguments, one thread per rank), and need the team to hold every rank of the world (the
+//   symmetric heap is the world's); a dist_array is move-only.
+// - Element access a[i] / a(i, j, k) gives a global_ref<T> (reads, writes and, for the
+//   atomics' types, atomics: global_ref.hpp), a.ptr(idx) a global_ptr<T>; both check the
+//   index.
+// - Bulk access a.get(r, out) / a.put(r, in) and their future forms rget/rput move a
+//   rectangular region r (region.hpp) to or from a dense row-major buffer with one transfer
+//   per rank owning part of it: a copy run by run out of a block this process maps, else one
+//   strided transfer (the datatype engine: the owner's box of its block against the matching
+//   runs of the buffer), never element by element. copy(a, ra, b, rb)
+//   copies a region between two arrays of any distributions (collective). Completion and
+//   ordering are those of rput/rget (communication.hpp) on each owner; nothing orders two
+//   ranks' puts to one element: synchronize (barrier) between writers and readers.
+// - a.local() views this rank's block (local_view.hpp) at raw pointer speed;
+//   global_index/local_index map between its indices and the global ones.
+//   for_each_local/transform_local run over it in parallel on this rank's task arena.
+// - Errors (oneside::error, naming the array, the call, the index or region and the rank; the
+//   call changes nothing): arg for an index or a region outside the extents, a buffer whose
+//   size is not the region's, arguments that differ between ranks, an invalid pattern or a
+//   team that is not the whole world; no_mem for a block larger than a rank can hold (the
+//   symmetric heap's budget, or more bytes than the address space).
+#pragma once
+
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <oneside/pgas/communication.hpp>
+#include <oneside/pgas/distribution.hpp>
+#include <oneside/pgas/future.hpp>
+#include <oneside/pgas/global_ptr.hpp>
+#include <oneside/pgas/global_ref.hpp>
+#include <oneside/pgas/local_view.hpp>
+#include <oneside/pgas/pattern.hpp>
+#include <oneside/pgas/region.hpp>
+#include <oneside/runtime/task_arena.hpp>
+#include <oneside/runtime/team.hpp>
+#include <oneside/runtime/types.hpp>
+
+namespace oneside {
+
+namespace pgas::detail {
+
+// What the untyped back (pgas/dist_array/) knows of one array.
+struct array_desc {
+  std::string_view name;
+  std::span<const dim_map> dims;
+  std::span<const std::uintptr_t> bases;  // team rank → address of its block (world rank's)
+  std::span<const rank_t> world_ranks;    // team rank → world rank
+  std::size_t element = 0;                // bytes of one element
+};
+
+// The storage of a new array: this rank's block, and every member's.
+struct array_storage {
+  global_ptr<void> mine;
+  std::vector<std::uintptr_t> bases;
+  std::vector<rank_t> world_ranks;
+};
+
+// Collective over `t`: checks that every member passed the same `signature` (the extents,
+// distributions, grid and element type), that `problem` (pattern::check's verdict) is empty
+// and that the largest block (rank 0's, of `dims`) fits, then allocates the blocks on the
+// symmetric heap. Raises on every member alike, with nothing allocated.
+array_storage create_array(std::string_view name, const team& t,
+                           std::span<const std::uint64_t> signature, const std::string& problem,
+                           std::span<const dim_map> dims, std::size_t element, std::size_t align);
+// Frees the blocks (collective over the world); never throws.
+void destroy_array(global_ptr<void> mine) noexcept;
+// Moves region (lo, extents) of the array from the dense row-major buffer `in` (a put) or to
+// `out` (a get; exactly one is non-null) of `buf_elements` elements: one layout transfer per
+// owning rank. Validates first (arg: a region outside the extents, a buffer of the wrong size;
+// naming `call`).
+future<> move_region(const array_desc& a, const std::size_t* lo, const std::size_t* extents,
+                     const void* in, void* out, std::size_t buf_elements, const char* call);
+// Collective over `t` (to's team): copies region (from_lo, extents) of `from` to region
+// (to_lo, extents) of `to`, each rank pulling into its own block one layout get per owner of
+// `from`; barriers before and after. Validates first (arg, naming "dist_array copy").
+void copy_region(const array_desc& from, const std::size_t* from_lo, const array_desc& to,
+                 const std::size_t* to_lo, const std::size_t* extents, const team& t);
+// error(arg): index idx (of a.dims.size() entries) is outside the extents.
+// error(arg): copy between regions of different extents (N = a.dims.size()).
+[[noreturn]] void regions_differ(const array_desc& a, const std::size_t* from_extents,
+                                 const std::size_t* to_extents);
+[[noreturn]] void index_out_of_range(const array_desc& a, const std::size_t* idx, const char* call);
+
+}  // namespace pgas::detail
+
+template <class T, std::size_t N>
+requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
+         !std::is_const_v<T>) class dist_array {
+ public:
+  using value_type = T;
+  using index_type = std::array<std::size_t, N>;
+  using region_type = region<N>;
+  using pattern_type = oneside::pattern<N>;
+
+  // Collective over `t`: the array of `extents` with distributions `dists` over a grid as
+  // square as possible (pattern.hpp); elements uninitialised. `name` names it in errors.
+  dist_array(const team& t, const index_type& extents, const std::array<distribution, N>& dists,
+             std::string name = "dist_array")
+      : dist_array(t, extents, dists, pattern_type::square_grid(dists, t.size()), std::move(name)) {
+  }
+  // The same over a given grid (product: the team's size; 1 for a dist::none dimension).
+  dist_array(const team& t, const index_type& extents, const std::array<distribution, N>& dists,
+             const std::array<int, N>& grid, std::string name = "dist_array")
+      : name_(std::move(name)), pattern_(make_pattern(t, extents, dists, grid)) {
+    pgas::detail::array_storage s =
+        pgas::detail::create_array(name_, t, signature(extents, dists, grid),
+                                   pattern_type::check(extents, dists, grid, t.size()),
+                                   pattern_.dims(), sizeof(T), alignof(T));
+    mine_ = static_pointer_cast<T>(s.mine);
+    bases_ = std::move(s.bases);
+    world_ranks_ = std::move(s.world_ranks);
+    team_ = t;
+    me_ = t.rank();
+  }
+
+  dist_array(const dist_array&) = delete;
+  dist_array& operator=(const dist_array&) = delete;
+  dist_array(dist_array&& o) noexcept
+      : name_(std::move(o.name_)),
+        pattern_(o.pattern_),
+        team_(o.team_),
+        me_(o.me_),
+        mine_(std::exchange(o.mine_, nullptr)),
+        bases_(std::move(o.bases_)),
+        world_ranks_(std::move(o.world_ranks_)) {
+    o.bases_.clear();
+  }
+  dist_array& operator=(dist_array&& o) noexcept {
+    if (this != &o) {
+      release();
+      name_ = std::move(o.name_);
+      pattern_ = o.pattern_;
+      team_ = o.team_;
+      me_ = o.me_;
+      mine_ = std::exchange(o.mine_, nullptr);
+      bases_ = std::move(o.bases_);
+      o.bases_.clear();
+      world_ranks_ = std::move(o.world_ranks_);
+    }
+    return *this;
+  }
+  // Collective over the world (the symmetric heap's free), unless moved from.
+  ~dist_array() { release(); }
+
+  const std::string& name() const noexcept { return name_; }
+  const pattern_type& pattern() const noexcept { return pattern_; }
+  const team& get_team() const noexcept { return team_; }
+  const index_type& extents() const noexcept { return pattern_.extents(); }
+  std::size_t extent(std::size_t d) const noexcept { return pattern_.extents()[d]; }
+  std::size_t size() const noexcept { return pattern_.size(); }
+
+  // ---- element access ----------------------------------------------------------------------
+
+  // A pointer to element idx; error(arg) when idx is outside the extents.
+  global_ptr<T> ptr(const index_type& idx) const {
+    if (!pattern_.contains(idx)) [[unlikely]] {
+      pgas::detail::index_out_of_range(desc(), idx.data(), "dist_array::ptr");
+    }
+    const rank_t r = pattern_.owner(idx);
+    const std::size_t off =
+        pattern_type::offset(pattern_.local_index(idx), pattern_.local_extents(r));
+    return global_ptr<T>(world_ranks_[static_cast<std::size_t>(r)],
+                         bases_[static_cast<std::size_t>(r)] + off * sizeof(T));
+  }
+  global_ref<T> operator[](const index_type& idx) const { return global_ref<T>(ptr(idx)); }
+  global_ref<T> operator[](std::size_t i) const requires(N == 1) {
+    return global_ref<T>(ptr(index_type{i}));
+  }
+  template <std::integral... I>
+  requires(sizeof...(I) == N) global_ref<T>
+  operator()(I... i) const {
+    return global_ref<T>(ptr(index_type{static_cast<std::size_t>(i)...}));
+  }
+
+  // ---- this rank's block -------------------------------------------------------------------
+
+  // This rank's elements (row-major over local_extents()).
+  local_view<T, N> local() noexcept { return {raw(), pattern_.local_extents(me_)}; }
+  local_view<const T, N> local() const noexcept { return {raw(), pattern_.local_extents(me_)}; }
+  index_type local_extents() const noexcept { return pattern_.local_extents(me_); }
+  // The global index of this rank's local index l, and whether this rank owns global idx.
+  index_type global_index(const index_type& l) const noexcept {
+    return pattern_.global_index(me_, l);
+  }
+  bool owns(const index_type& idx) const noexcept {
+    return pattern_.contains(idx) && pattern_.owner(idx) == me_;
+  }
+
+  // Calls f(element) or f(global index, element) for each of this rank's elements, in
+  // parallel on this rank's task arena (f must be safe to call concurrently on different
+  // elements). Not collective. Returns when all calls are done.
+  template <class F>
+  requires std::invocable<F&, T&> || std::invocable<F&, const index_type&, T&>
+  void for_each_local(F f) {
+    const local_view<T, N> v = local();
+    this_rank_arena().parallel_for(v.size(), [&](std::size_t begin, std::size_t end) {
+      if constexpr (std::invocable<F&, const index_type&, T&>) {
+        index_type l = v.index_of(begin);
+        for (std::size_t o = begin; o < end; ++o) {
+          f(static_cast<const index_type&>(pattern_.global_index(me_, l)), v.data()[o]);
+          next(l, v.extents());
+        }
+      } else {
+        for (std::size_t o = begin; o < end; ++o) f(v.data()[o]);
+      }
+    });
+  }
+  // Replaces each of this rank's elements e by f(e) or f(global index, e), as for_each_local.
+  template <class F>
+  requires std::is_invocable_r_v<T, F&, const T&> ||
+      std::is_invocable_r_v<T, F&, const index_type&, const T&>
+  void transform_local(F f) {
+    if constexpr (std::is_invocable_r_v<T, F&, const index_type&, const T&>) {
+      for_each_local([&f](const index_type& g, T& e) { e = f(g, std::as_const(e)); });
+    } else {
+      for_each_local([&f](T& e) { e = f(std::as_const(e)); });
+    }
+  }
+
+  // ---- bulk access -------------------------------------------------------------------------
+
+  // Reads region r into `out` (r.size() elements, row-major over r.extents). The future is
+  // ready when out holds the data; out must stay in place until then.
+  future<> rget(const region_type& r, std::span<T> out) const {
+    return pgas::detail::move_region(desc(), r.lo.data(), r.extents.data(), nullptr, out.data(),
+                                     out.size(), "dist_array::get");
+  }
+  void get(const region_type& r, std::span<T> out) const { rget(r, out).wait(); }
+  // Writes `in` (r.size() elements, row-major over r.extents) to region r. `in` may be reused
+  // when the call returns; the future is ready when the data is at every owner.
+  future<> rput(const region_type& r, std::span<const T> in) {
+    return pgas::detail::move_region(desc(), r.lo.data(), r.extents.data(), in.data(), nullptr,
+                                     in.size(), "dist_array::put");
+  }
+  void put(const region_type& r, std::span<const T> in) { rput(r, in).wait(); }
+
+  // Copies region `from_region` of `from` into region `to_region` of `to` (the same extents;
+  // any two distributions: a redistribution). Collective over to's team, which every rank
+  // calls with the same arguments; starts with a barrier (earlier writes to `from` are done)
+  // and ends with one (the whole region is in place everywhere). Each rank pulls its own
+  // part of to_region with one strided get per rank owning some of it in `from`. Errors
+  // (arg, nothing copied): regions outside the extents or of different extents, overlapping
+  // regions of one array, a moved-from array.
+  friend void copy(const dist_array& from, const region_type& from_region, dist_array& to,
+                   const region_type& to_region) {
+    if (from_region.extents != to_region.extents) {
+      pgas::detail::regions_differ(to.desc(), from_region.extents.data(), to_region.extents.data());
+    }
+    pgas::detail::copy_region(from.desc(), from_region.lo.data(), to.desc(), to_region.lo.data(),
+                              to_region.extents.data(), to.team_);
+  }
+
+ private:
+  static pattern_type make_pattern(const team& t, const index_type& extents,
+                                   const std::array<distribution, N>& dists,
+                                   const std::array<int, N>& grid) {
+    // An invalid pattern is reported by create_array (collectively, naming the array): until
+    // then, hold a valid stand-in of one rank.
+    if (pattern_type::check(extents, dists, grid, t.size()).empty()) {
+      return pattern_type(extents, dists, grid, t.size());
+    }
+    index_type one{};
+    one.fill(1);
+    std::array<int, N> g{};
+    g.fill(1);
+    return pattern_type(one, std::array<distribution, N>{}, g, 1);
+  }
+  static std::vector<std::uint64_t> signature(const index_type& extents,
+                                              const std::array<distribution, N>& dists,
+                                              const std::array<int, N>& grid) {
+    std::vector<std::uint64_t> s{N, sizeof(T), alignof(T)};
+    for (std::size_t d = 0; d < N; ++d) {
+      s.push_back(extents[d]);
+      s.push_back(static_cast<std::uint64_t>(dists[d].how));
+      s.push_back(dists[d].block_size);
+      s.push_back(static_cast<std::uint64_t>(static_cast<std::int64_t>(grid[d])));
+    }
+    return s;
+  }
+  pgas::detail::array_desc desc() const noexcept {
+    return {name_, pattern_.dims(), bases_, world_ranks_, sizeof(T)};
+  }
+  T* raw() const noexcept {
+    return mine_ ? reinterpret_cast<T*>(mine_.address()) : nullptr;  // this rank's own block
+  }
+  // The next local index in row-major order.
+  static void next(index_type& l, const index_type& e) noexcept {
+    for (std::size_t d = N; d-- > 0;) {
+      if (++l[d] < e[d]) return;
+      l[d] = 0;
+    }
+  }
+  void release() noexcept {
+    if (!bases_.empty()) pgas::detail::destroy_array(static_pointer_cast<void>(mine_));
+    bases_.clear();
+    mine_ = nullptr;
+  }
+
+  std::string name_;
+  pattern_type pattern_;
+  team team_;
+  rank_t me_ = 0;
+  global_ptr<T> mine_;
+  std::vector<std::uintptr_t> bases_;
+  std::vector<rank_t> world_ranks_;
+};
+
+}  // namespace oneside

@@ -1,0 +1,543 @@
+// The untyped back of dist_array (dist_array.hpp): collective creation with its checks,
+// region transfers and copies. A region's part on one owner is a box of consecutive local
+// indices in every dimension (a rank stores its elements of each dimension in global order);
+// on the caller's buffer the same elements form, per dimension, runs of at most a block (one
+// run for block and none, one element each for cyclic). Per owner: one run on both sides is
+// one contiguous copy or transfer; a block mapped here is copied run by run; otherwise one
+// layout put or get with both sides as nested hindexed types, which the datatype engine moves
+// as iovecs.
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <oneside/pgas/dist_array.hpp>
+#include <oneside/pgas/symmetric_heap.hpp>
+#include <oneside/pgas/when_all.hpp>
+#include <oneside/runtime/collectives.hpp>
+#include <oneside/runtime/copy.hpp>
+#include <oneside/runtime/datatype.hpp>
+#include <oneside/runtime/error.hpp>
+#include <oneside/runtime/op.hpp>
+
+namespace oneside::pgas::detail {
+namespace {
+
+using oneside::detail::raise;
+
+std::string quoted(std::string_view name) {
+  return "array '" + std::string(name) + "'";
+}
+
+// "(3, 0, 7)"
+std::string tuple(const std::size_t* v, std::size_t n) {
+  std::string s = "(";
+  for (std::size_t d = 0; d < n; ++d) s += (d == 0 ? "" : ", ") + std::to_string(v[d]);
+  return s + ")";
+}
+
+std::string extents_of(const array_desc& a) {
+  std::array<std::size_t, 3> e{};
+  for (std::size_t d = 0; d < a.dims.size(); ++d) e[d] = a.dims[d].extent;
+  return tuple(e.data(), a.dims.size());
+}
+
+// The elements one owner coordinate holds of [lo, hi) in one dimension: local indices
+// [llo, lhi), and the runs (offset from lo, length) they form in the region.
+struct piece {
+  std::size_t coord = 0;
+  std::size_t llo = 0;
+  std::size_t lhi = 0;
+  std::vector<count_t> lengths;
+  std::vector<std::ptrdiff_t> offsets;  // in elements, scaled to bytes when the type is built
+};
+
+std::vector<piece> pieces_of(const dim_map& m, std::size_t lo, std::size_t hi) {
+  std::vector<piece> out;
+  const std::size_t cycle = m.block * m.procs;
+  for (std::size_t c = 0; c < m.procs; ++c) {
+    piece p{c, m.count_below(c, lo), m.count_below(c, hi), {}, {}};
+    if (p.llo == p.lhi) continue;
+    for (std::size_t s = lo / cycle * cycle + c * m.block; s < hi; s += cycle) {
+      const std::size_t b = std::max(s, lo);
+      const std::size_t e = std::min(s + m.block, hi);
+      if (b >= e) continue;
+      const auto off = static_cast<std::ptrdiff_t>(b - lo);
+      const auto len = static_cast<count_t>(e - b);
+      if (!p.offsets.empty() && p.offsets.back() + p.lengths.back() == off) {
+        p.lengths.back() += len;  // adjacent (a grid dimension of one rank)
+      } else {
+        p.offsets.push_back(off);
+        p.lengths.push_back(len);
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// The type of a box of runs in a row-major block: per dimension (outermost first) runs of
+// (offset, length) in elements of that dimension, `stride` bytes per index of it; each outer
+// dimension repeats the inner type once per index of its runs.
+datatype nested_runs(std::span<const std::vector<std::ptrdiff_t>* const> offsets,
+                     std::span<const std::vector<count_t>* const> lengths,
+                     std::span<const std::size_t> stride, const datatype& element) {
+  datatype t = element;
+  for (std::size_t d = offsets.size(); d-- > 0;) {
+    std::vector<std::ptrdiff_t> bytes(offsets[d]->size());
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      bytes[i] = (*offsets[d])[i] * static_cast<std::ptrdiff_t>(stride[d]);
+    }
+    const datatype row = d + 1 == offsets.size()
+                             ? t
+                             : datatype::resized(t, 0, static_cast<std::ptrdiff_t>(stride[d]));
+    t = datatype::hindexed(*lengths[d], bytes, row);
+  }
+  return t;
+}
+
+// The row-major strides in bytes of a block of `extents` elements of `element` bytes.
+std::array<std::size_t, 3> strides_of(const std::size_t* extents, std::size_t n,
+                                      std::size_t element) {
+  std::array<std::size_t, 3> stride{};
+  std::size_t s = element;
+  for (std::size_t d = n; d-- > 0;) {
+    stride[d] = s;
+    s *= extents[d];
+  }
+  return stride;
+}
+
+// Calls f(k) for every combination k of one entry per dimension (counts[d] entries in
+// dimension d, the last dimension fastest); nothing when some count is 0.
+template <class F>
+void for_each_combination(std::span<const std::size_t> counts, F f) {
+  std::array<std::size_t, 3> k{};
+  for (const std::size_t c : counts) {
+    if (c == 0) return;
+  }
+  for (;;) {
+    f(k);
+    std::size_t d = counts.size();
+    while (d-- > 0) {
+      if (++k[d] < counts[d]) break;
+      k[d] = 0;
+    }
+    if (d > counts.size()) return;  // wrapped around every dimension
+  }
+}
+
+// The region check shared by get, put and copy: error(arg) naming `call` when (lo, extents)
+// leaves the array's extents. Returns the region's element count.
+std::size_t checked_region(const array_desc& a, const std::size_t* lo, const std::size_t* extents,
+                           const char* call) {
+  const std::size_t n = a.dims.size();
+  if (a.bases.empty()) raise(error_class::arg, {.call = call}, quoted(a.name) + " was moved from");
+  std::size_t total = 1;
+  for (std::size_t d = 0; d < n; ++d) {
+    const std::size_t e = a.dims[d].extent;
+    if (lo[d] > e || extents[d] > e - lo[d]) {
+      std::array<std::size_t, 3> hi{};
+      for (std::size_t k = 0; k < n; ++k) hi[k] = lo[k] + extents[k];
+      raise(error_class::arg, {.call = call},
+            quoted(a.name) + ": the region from " + tuple(lo, n) + " to " + tuple(hi.data(), n) +
+                " (exclusive) is outside the extents " + extents_of(a) + " in dimension " +
+                std::to_string(d));
+    }
+    total *= extents[d];
+  }
+  return total;
+}
+
+// Whether a box of `sub` elements in a row-major block of `size` elements is one run: whole
+// in every dimension after the first one it does not span, single before it.
+template <class A, class B>
+bool is_one_run(const A* size, const B* sub, std::size_t n) {
+  std::size_t d = n;
+  while (d > 0 && static_cast<std::size_t>(sub[d - 1]) == static_cast<std::size_t>(size[d - 1])) {
+    --d;
+  }
+  // Dimensions [d, n) are whole; d - 1 may be partial; everything before it single.
+  for (std::size_t k = 0; k + 1 < d; ++k) {
+    if (static_cast<std::size_t>(sub[k]) != 1) return false;
+  }
+  return true;
+}
+
+// Whether each dimension's runs are a single run (then lengths[d]->front() is its length).
+bool all_single(const std::vector<count_t>* const* lengths, std::size_t n) {
+  for (std::size_t d = 0; d < n; ++d) {
+    if (lengths[d]->size() != 1) return false;
+  }
+  return true;
+}
+
+count_t box_elements(const count_t* sub, std::size_t n) {
+  count_t e = 1;
+  for (std::size_t d = 0; d < n; ++d) e *= sub[d];
+  return e;
+}
+
+// Copies an owner's box of a region run by run between its block, mapped here at `block`,
+// and the buffer (`in` for a put, else `out`), as the datatype path would but without
+// building the types: the box is starts[d] + [0, sub[d]) of a block of `sizes` elements; on
+// the buffer's side dimension d's indices are its runs (offsets, lengths), `stride` bytes
+// per index.
+void copy_mapped(const void* in, void* out, std::byte* block, const count_t* sizes,
+                 const count_t* sub, const count_t* starts,
+                 const std::vector<std::ptrdiff_t>* const* offsets,
+                 const std::vector<count_t>* const* lengths, const std::size_t* stride,
+                 std::size_t element, std::size_t n) {
+  std::array<std::size_t, 3> extent{};
+  for (std::size_t d = 0; d < n; ++d) extent[d] = static_cast<std::size_t>(sizes[d]);
+  const std::array<std::size_t, 3> owner_stride = strides_of(extent.data(), n, element);
+  // The buffer's byte offset of each index of the outer dimensions' runs.
+  std::array<std::vector<std::size_t>, 3> at;
+  std::array<std::size_t, 3> counts{};
+  for (std::size_t d = 0; d + 1 < n; ++d) {
+    for (std::size_t r = 0; r < offsets[d]->size(); ++r) {
+      for (count_t j = 0; j < (*lengths[d])[r]; ++j) {
+        at[d].push_back(static_cast<std::size_t>((*offsets[d])[r] + j) * stride[d]);
+      }
+    }
+    counts[d] = static_cast<std::size_t>(sub[d]);
+  }
+  const std::size_t last = n - 1;
+  const std::vector<std::ptrdiff_t>& run_offsets = *offsets[last];
+  const std::vector<count_t>& run_lengths = *lengths[last];
+  for_each_combination(std::span(counts.data(), last), [&](const std::array<std::size_t, 3>& i) {
+    std::size_t here = static_cast<std::size_t>(starts[last]) * element;  // in the block
+    std::size_t there = 0;                                                // in the buffer
+    for (std::size_t d = 0; d < last; ++d) {
+      here += (static_cast<std::size_t>(starts[d]) + i[d]) * owner_stride[d];
+      there += at[d][i[d]];
+    }
+    for (std::size_t r = 0; r < run_offsets.size(); ++r) {
+      const std::size_t bytes = static_cast<std::size_t>(run_lengths[r]) * element;
+      const std::size_t b = there + static_cast<std::size_t>(run_offsets[r]) * element;
+      if (in != nullptr) {
+        oneside::detail::copy_bytes(block + here, static_cast<const std::byte*>(in) + b, bytes);
+      } else {
+        oneside::detail::copy_bytes(static_cast<std::byte*>(out) + b, block + here, bytes);
+      }
+      here += bytes;
+    }
+  });
+}
+
+const datatype& byte_type() {
+  return datatype::of<std::byte>();
+}
+
+}  // namespace
+
+array_storage create_array(std::string_view name, const team& t,
+                           std::span<const std::uint64_t> signature, const std::string& problem,
+                           std::span<const dim_map> dims, std::size_t element, std::size_t align) {
+  const char* call = "dist_array";
+  // Local checks first: every member decides them alike, before any collective.
+  if (t.size() != world().size()) {
+    raise(error_class::arg, {.call = call},
+          quoted(name) + ": its team has " + std::to_string(t.size()) + " of the world's " +
+              std::to_string(world().size()) +
+              " ranks; a dist_array lives on the symmetric heap, which needs every rank");
+  }
+  // The same arguments on every member (the length first: it sizes the second reduction).
+  const auto length = static_cast<std::uint64_t>(signature.size());
+  const bool same_length =
+      allreduce(t, length, op::max) == length && allreduce(t, length, op::min) == length;
+  // (Every member computes the same verdict from the same two reductions.)
+  bool same = same_length;
+  if (same) {
+    std::vector<std::uint64_t> hi(signature.size());
+    std::vector<std::uint64_t> lo(signature.size());
+    allreduce(t, signature, hi, op::max);
+    allreduce(t, signature, lo, op::min);
+    same = hi == lo;
+  }
+  if (!same) {
+    raise(error_class::arg, {.call = call},
+          quoted(name) +
+              ": the ranks passed different extents, distributions, grids or element types");
+  }
+  if (!problem.empty()) raise(error_class::arg, {.call = call}, quoted(name) + ": " + problem);
+  // The largest block is grid coordinate 0's in every dimension: team rank 0's.
+  std::size_t elements = 1;
+  bool overflow = false;
+  std::string block = "(";
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const std::size_t e = dims[d].local_extent(0);
+    block += (d == 0 ? "" : " x ") + std::to_string(e);
+    if (e != 0 && elements > std::numeric_limits<std::size_t>::max() / e) overflow = true;
+    elements *= e;
+  }
+  block += ")";
+  if (overflow || elements > std::numeric_limits<std::size_t>::max() / element) {
+    raise(error_class::no_mem, {.call = call, .target = t.to_world(0)},
+          quoted(name) + ": rank " + std::to_string(t.to_world(0)) + " would hold a block of " +
+              block + " elements of " + std::to_string(element) +
+              " bytes, more than an address space holds");
+  }
+  const std::size_t bytes = elements * element;
+  array_storage s;
+  try {
+    s.mine = symmetric_allocate_bytes(bytes, align);
+  } catch (const oneside::error& e) {
+    if (e.error_class() != error_class::no_mem) throw;
+    raise(error_class::no_mem, {.call = call, .target = t.to_world(0), .bytes = bytes},
+          quoted(name) + ": rank " + std::to_string(t.to_world(0)) + "'s block of " + block +
+              " elements (" + std::to_string(bytes) +
+              " bytes) does not fit its symmetric heap: " + e.what());
+  }
+  const std::vector<std::uint64_t> at = allgather(t, std::uint64_t{s.mine.address()});
+  s.bases.assign(at.begin(), at.end());
+  s.world_ranks.resize(at.size());
+  for (std::size_t r = 0; r < at.size(); ++r) s.world_ranks[r] = t.to_world(static_cast<rank_t>(r));
+  return s;
+}
+
+void destroy_array(global_ptr<void> mine) noexcept {
+  try {
+    symmetric_free(mine);
+  } catch (...) {
+    // A destructor cannot report it; symmetric_free raised on every rank alike and freed
+    // nothing, so the heap stays consistent.
+  }
+}
+
+void regions_differ(const array_desc& a, const std::size_t* from_extents,
+                    const std::size_t* to_extents) {
+  const std::size_t n = a.dims.size();
+  raise(error_class::arg, {.call = "dist_array copy"},
+        quoted(a.name) + ": a region of extents " + tuple(from_extents, n) +
+            " cannot be copied to one of extents " + tuple(to_extents, n));
+}
+
+void index_out_of_range(const array_desc& a, const std::size_t* idx, const char* call) {
+  raise(error_class::arg, {.call = call},
+        quoted(a.name) + ": index " + tuple(idx, a.dims.size()) + " is outside the extents " +
+            extents_of(a));
+}
+
+future<> move_region(const array_desc& a, const std::size_t* lo, const std::size_t* extents,
+                     const void* in, void* out, std::size_t buf_elements, const char* call) {
+  const std::size_t n = a.dims.size();
+  const std::size_t total = checked_region(a, lo, extents, call);
+  if (buf_elements != total) {
+    raise(error_class::arg, {.call = call},
+          quoted(a.name) + ": the buffer holds " + std::to_string(buf_elements) +
+              " elements, the region of extents " + tuple(extents, n) + " " +
+              std::to_string(total));
+  }
+  if (total == 0) return {};
+  if (in == nullptr && out == nullptr) {
+    raise(error_class::arg, {.call = call}, quoted(a.name) + ": the buffer is null");
+  }
+
+  std::array<std::vector<piece>, 3> pieces;
+  std::array<std::size_t, 3> counts{};
+  for (std::size_t d = 0; d < n; ++d) {
+    pieces[d] = pieces_of(a.dims[d], lo[d], lo[d] + extents[d]);
+    counts[d] = pieces[d].size();
+  }
+  const std::array<std::size_t, 3> stride = strides_of(extents, n, a.element);
+  const datatype element = datatype::contiguous(static_cast<count_t>(a.element), byte_type());
+  std::vector<future<>> pending;
+  for_each_combination(std::span(counts.data(), n), [&](const std::array<std::size_t, 3>& k) {
+    std::size_t rank = 0;
+    std::array<count_t, 3> sizes{};
+    std::array<count_t, 3> subsizes{};
+    std::array<count_t, 3> starts{};
+    std::array<const std::vector<std::ptrdiff_t>*, 3> offsets{};
+    std::array<const std::vector<count_t>*, 3> lengths{};
+    for (std::size_t d = 0; d < n; ++d) {
+      const piece& p = pieces[d][k[d]];
+      rank = rank * a.dims[d].procs + p.coord;
+      sizes[d] = static_cast<count_t>(a.dims[d].local_extent(p.coord));
+      subsizes[d] = static_cast<count_t>(p.lhi - p.llo);
+      starts[d] = static_cast<count_t>(p.llo);
+      offsets[d] = &p.offsets;
+      lengths[d] = &p.lengths;
+    }
+    const rank_t target = a.world_ranks[rank];
+    // One run on both sides (a block of whole rows, as in a 1-D block array): a plain copy.
+    // (With one run per dimension, the run's length is the owner's subsize.)
+    if (all_single(lengths.data(), n) && is_one_run(sizes.data(), subsizes.data(), n) &&
+        is_one_run(extents, subsizes.data(), n)) {
+      std::size_t at = 0;   // in the owner's block, elements
+      std::size_t off = 0;  // in the buffer, elements
+      for (std::size_t d = 0; d < n; ++d) {
+        at = at * static_cast<std::size_t>(sizes[d]) + static_cast<std::size_t>(starts[d]);
+        off += static_cast<std::size_t>((*offsets[d])[0]) * (stride[d] / a.element);
+      }
+      const std::size_t bytes =
+          static_cast<std::size_t>(box_elements(subsizes.data(), n)) * a.element;
+      const std::uintptr_t addr = a.bases[rank] + at * a.element;
+      if (in != nullptr) {
+        const auto* src = static_cast<const std::byte*>(in) + off * a.element;
+        if (void* p = local_address(target, addr, bytes)) {
+          oneside::detail::copy_bytes(p, src, bytes);
+        } else {
+          pending.push_back(put_remote(target, addr, src, bytes, call));
+        }
+      } else {
+        auto* dst = static_cast<std::byte*>(out) + off * a.element;
+        if (const void* p = local_address(target, addr, bytes)) {
+          oneside::detail::copy_bytes(dst, p, bytes);
+        } else {
+          pending.push_back(get_remote(target, addr, dst, bytes, call));
+        }
+      }
+      return;
+    }
+    // A block this process maps (its own, a node peer's on shm): copied run by run.
+    const std::size_t block_bytes =
+        static_cast<std::size_t>(box_elements(sizes.data(), n)) * a.element;
+    if (void* mapped = local_address(target, a.bases[rank], block_bytes)) {
+      copy_mapped(in, out, static_cast<std::byte*>(mapped), sizes.data(), subsizes.data(),
+                  starts.data(), offsets.data(), lengths.data(), stride.data(), a.element, n);
+      return;
+    }
+    // The owner's side: a box of consecutive local indices of its block (one run per
+    // dimension; built as the buffer's side is, which flattens faster than a subarray).
+    std::array<std::vector<std::ptrdiff_t>, 3> box_offsets;
+    std::array<std::vector<count_t>, 3> box_lengths;
+    std::array<std::size_t, 3> box_extents{};
+    for (std::size_t d = 0; d < n; ++d) {
+      box_offsets[d].assign(1, static_cast<std::ptrdiff_t>(starts[d]));
+      box_lengths[d].assign(1, subsizes[d]);
+      box_extents[d] = static_cast<std::size_t>(sizes[d]);
+    }
+    const std::array<std::size_t, 3> box_stride = strides_of(box_extents.data(), n, a.element);
+    std::array<const std::vector<std::ptrdiff_t>*, 3> bo{&box_offsets[0], &box_offsets[1],
+                                                         &box_offsets[2]};
+    std::array<const std::vector<count_t>*, 3> bl{&box_lengths[0], &box_lengths[1],
+                                                  &box_lengths[2]};
+    const datatype block = nested_runs(std::span(bo.data(), n), std::span(bl.data(), n),
+                                       std::span(box_stride.data(), n), element);
+    const datatype buffer = nested_runs(std::span(offsets.data(), n), std::span(lengths.data(), n),
+                                        std::span(stride.data(), n), element);
+    if (in != nullptr) {
+      pending.push_back(put_layout(in, 1, buffer, target, a.bases[rank], 1, block));
+    } else {
+      pending.push_back(get_layout(target, a.bases[rank], 1, block, out, 1, buffer));
+    }
+  });
+  if (pending.size() == 1) return std::move(pending.front());
+  return when_all(pending);
+}
+
+void copy_region(const array_desc& from, const std::size_t* from_lo, const array_desc& to,
+                 const std::size_t* to_lo, const std::size_t* extents, const team& t) {
+  const char* call = "dist_array copy";
+  const std::size_t n = to.dims.size();
+  (void)checked_region(from, from_lo, extents, call);
+  const std::size_t total = checked_region(to, to_lo, extents, call);
+  if (from.element != to.element || from.dims.size() != n) {
+    raise(error_class::arg, {.call = call},
+          quoted(from.name) + " and " + quoted(to.name) + " hold different element types");
+  }
+  if (from.bases.data() == to.bases.data()) {
+    bool overlap = true;
+    for (std::size_t d = 0; d < n; ++d) {
+      overlap = overlap && from_lo[d] < to_lo[d] + extents[d] && to_lo[d] < from_lo[d] + extents[d];
+    }
+    if (overlap && total != 0) {
+      raise(error_class::arg, {.call = call},
+            quoted(to.name) + ": the regions from " + tuple(from_lo, n) + " and from " +
+                tuple(to_lo, n) + " overlap");
+    }
+  }
+  barrier(t);  // every rank's earlier writes to `from` are done
+  const rank_t me = t.rank();
+  const std::size_t mine = static_cast<std::size_t>(me);
+  // This rank's grid coordinates in `to`.
+  std::array<std::size_t, 3> coord{};
+  std::size_t rest = mine;
+  for (std::size_t d = n; d-- > 0;) {
+    coord[d] = rest % to.dims[d].procs;
+    rest /= to.dims[d].procs;
+  }
+  // Per dimension and owner coordinate of `from`: runs consecutive in both local index
+  // spaces, as (from's local offset, to's local offset, length).
+  struct runs {
+    std::vector<std::ptrdiff_t> from_offsets;
+    std::vector<std::ptrdiff_t> to_offsets;
+    std::vector<count_t> lengths;
+  };
+  std::array<std::vector<runs>, 3> by_owner;
+  std::array<std::vector<std::size_t>, 3> owners;  // the from coordinates with runs
+  std::array<std::size_t, 3> to_extent{};
+  std::array<std::size_t, 3> from_extent{};
+  bool empty = total == 0;
+  for (std::size_t d = 0; d < n && !empty; ++d) {
+    const dim_map& fm = from.dims[d];
+    const dim_map& tm = to.dims[d];
+    to_extent[d] = tm.local_extent(coord[d]);
+    by_owner[d].assign(fm.procs, runs{});
+    for (const piece& p : pieces_of(tm, to_lo[d], to_lo[d] + extents[d])) {
+      if (p.coord != coord[d]) continue;
+      for (std::size_t r = 0; r < p.offsets.size(); ++r) {
+        // Global indices [g, g + len) of `to`, [f, f + len) of `from`, cut at from's blocks.
+        const std::size_t g0 = to_lo[d] + static_cast<std::size_t>(p.offsets[r]);
+        const auto len = static_cast<std::size_t>(p.lengths[r]);
+        for (std::size_t i = 0; i < len;) {
+          const std::size_t f = from_lo[d] + (g0 - to_lo[d]) + i;
+          const std::size_t piece_len = std::min(len - i, fm.block - f % fm.block);
+          runs& o = by_owner[d][fm.owner(f)];
+          const auto fl = static_cast<std::ptrdiff_t>(fm.local(f));
+          const auto tl = static_cast<std::ptrdiff_t>(tm.local(g0 + i));
+          if (!o.lengths.empty() && o.from_offsets.back() + o.lengths.back() == fl &&
+              o.to_offsets.back() + o.lengths.back() == tl) {
+            o.lengths.back() += static_cast<count_t>(piece_len);
+          } else {
+            o.from_offsets.push_back(fl);
+            o.to_offsets.push_back(tl);
+            o.lengths.push_back(static_cast<count_t>(piece_len));
+          }
+          i += piece_len;
+        }
+      }
+    }
+    for (std::size_t c = 0; c < fm.procs; ++c) {
+      if (!by_owner[d][c].lengths.empty()) owners[d].push_back(c);
+    }
+    empty = owners[d].empty();
+  }
+  std::vector<future<>> pending;
+  if (!empty) {
+    std::array<std::size_t, 3> counts{};
+    for (std::size_t d = 0; d < n; ++d) counts[d] = owners[d].size();
+    const std::array<std::size_t, 3> to_stride = strides_of(to_extent.data(), n, to.element);
+    const datatype element = datatype::contiguous(static_cast<count_t>(to.element), byte_type());
+    auto* dst = reinterpret_cast<void*>(to.bases[mine]);  // this rank's own block
+    for_each_combination(std::span(counts.data(), n), [&](const std::array<std::size_t, 3>& k) {
+      std::size_t owner = 0;
+      std::array<const std::vector<std::ptrdiff_t>*, 3> f_off{};
+      std::array<const std::vector<std::ptrdiff_t>*, 3> t_off{};
+      std::array<const std::vector<count_t>*, 3> lengths{};
+      for (std::size_t d = 0; d < n; ++d) {
+        const std::size_t c = owners[d][k[d]];
+        owner = owner * from.dims[d].procs + c;
+        from_extent[d] = from.dims[d].local_extent(c);
+        const runs& r = by_owner[d][c];
+        f_off[d] = &r.from_offsets;
+        t_off[d] = &r.to_offsets;
+        lengths[d] = &r.lengths;
+      }
+      const std::array<std::size_t, 3> from_stride =
+          strides_of(from_extent.data(), n, from.element);
+      const datatype source = nested_runs(std::span(f_off.data(), n), std::span(lengths.data(), n),
+                                          std::span(from_stride.data(), n), element);
+      const datatype target = nested_runs(std::span(t_off.data(), n), std::span(lengths.data(), n),
+                                          std::span(to_stride.data(), n), element);
+      pending.push_back(
+          get_layout(from.world_ranks[owner], from.bases[owner], 1, source, dst, 1, target));
+    });
+  }
+  for (const future<>& f : pending) f.wait();
+  barrier(t);  // every rank's part of `to` is in place
+}
+
+}  // namespace oneside::pgas::detail
