@@ -452,6 +452,15 @@ class job {
         monotonic_ns());
     const std::int64_t limit = std::chrono::nanoseconds(spec_.hang_timeout).count();
     if (quiet < limit) return;
+    // Each waiting thread describes its own wait, when it next wakes: on a loaded machine
+    // that may come seconds late. Give late descriptions up to another timeout (10 s at
+    // least) so the report says what every rank waits for.
+    const std::int64_t grace = std::max<std::int64_t>(limit, 10'000'000'000);
+    if (quiet < limit + grace && waits_undescribed(boot_.data(), size(), [&](int r) {
+          return ranks_[static_cast<std::size_t>(r)].running;
+        })) {
+      return;
+    }
     const std::string seconds = std::to_string(spec_.hang_timeout.count());
     report_waits("oneside-run: no rank made progress for " + seconds +
                  " s (ONESIDE_HANG_TIMEOUT); what each rank waits for:\n");

@@ -109,6 +109,13 @@ std::string describe_ranks(const void* boot, int size, const process_state_fn& s
   return out;
 }
 
+bool waits_undescribed(const void* boot, int size, const std::function<bool(int rank)>& running) {
+  for (int r = 0; r < size; ++r) {
+    if (running(r) && detail::undescribed_waits(record_of(boot, size, r).waits) > 0) return true;
+  }
+  return false;
+}
+
 std::int64_t job_quiet_ns(const void* boot, int size,
                           const std::function<std::int64_t(int rank)>& ended_ns,
                           std::int64_t now_ns) {

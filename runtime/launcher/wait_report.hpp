@@ -26,6 +26,10 @@ std::int64_t job_quiet_ns(const void* boot, int size,
                           const std::function<std::int64_t(int rank)>& ended_ns,
                           std::int64_t now_ns);
 
+// Whether some running rank (`running(r)`) has a waiting thread that has not described its
+// wait yet.
+bool waits_undescribed(const void* boot, int size, const std::function<bool(int rank)>& running);
+
 // oneside-run --dump [JOB]: prints what the ranks of every live job of this user on this node
 // (or of the job whose id or launcher pid is JOB) wait for. Returns the exit status: 0, or 1
 // when no such job runs.

@@ -58,4 +58,20 @@ inline bool read_waiter(const waiter_slot& s, char (&text)[wait_text_bytes], std
   return false;
 }
 
+// How many of the record's waiting threads (as many as it has slots, at most) have not
+// described their wait yet: a thread does so itself, a second into its wait, when it next
+// wakes, which a loaded machine or a sanitizer may delay by seconds.
+inline int undescribed_waits(const wait_record& rec) noexcept {
+  int described = 0;
+  for (const waiter_slot& slot : rec.slots) {
+    char text[wait_text_bytes];
+    std::int32_t owner = 0;
+    std::int64_t since = 0;
+    if (read_waiter(slot, text, owner, since)) ++described;
+  }
+  const auto waiting = static_cast<int>(rec.waiting.load(std::memory_order_relaxed));
+  const int describable = waiting < wait_record_threads ? waiting : wait_record_threads;
+  return describable > described ? describable - described : 0;
+}
+
 }  // namespace oneside::detail

@@ -131,7 +131,8 @@ constexpr std::array registry{
   setting_info{"ONESIDE_HANG_TIMEOUT", integer, "0", {"0", "1000000000"},
                "Seconds after which a job in which no rank makes progress (every rank waits in "
                "oneside, no wait ends, no rank computes) is ended: oneside-run prints what each "
-               "rank waits for and exits with status 125 (0: never). Alone or under mpirun, a "
+               "rank waits for and exits with status 125 (0: never; up to max(S, 10) s later while a "
+               "waiting thread has yet to say what it waits for). Alone or under mpirun, a "
                "rank that stays so long in such a wait says what it waits for and exits with 125."},
   setting_info{"ONESIDE_KILL_GRACE_MS", integer, "300", {"0", "3600000"},
                "Milliseconds oneside-run waits after SIGTERM before it sends SIGKILL to the "
