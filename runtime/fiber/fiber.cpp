@@ -26,6 +26,7 @@
 #include <oneside/runtime/wait.hpp>
 
 #include "fiber/fibers.hpp"
+#include "fiber/sanitizer_switch.hpp"
 #include "fiber/stack_pool.hpp"
 
 namespace oneside::detail {
@@ -70,6 +71,7 @@ class fiber_record {
   std::uint64_t id = 0;
   std::atomic<int> refs{0};  // the handle and the running fiber
   std::atomic<bool> done{false};
+  switch_marks marks;  // for the sanitizers (sanitizer_switch.hpp)
 };
 
 namespace {
@@ -130,7 +132,7 @@ class scheduler final : public wait_host {
     r->id = g_next_id.fetch_add(1, std::memory_order_relaxed);
     r->refs.store(2, std::memory_order_relaxed);
     r->cont = boost::context::fiber(
-        std::allocator_arg, pool_allocator{&pool_},
+        std::allocator_arg, pool_allocator{&pool_, &r->marks},
         [this, r](boost::context::fiber&& from) { return run(r, std::move(from)); });
     if (live_++ == 0) {
       outer_host_ = t_wait_host;
@@ -198,6 +200,8 @@ class scheduler final : public wait_host {
     prev_ = nullptr;  // the finished context has no continuation to keep
     current_ = next;
     (void)wait_scope::exchange(next->scopes);
+    ended_ = r->marks;  // released by the next context, once this one is left
+    before_switch(r->marks, true, next->marks);
     release(r);
     return std::move(next->cont);
   }
@@ -286,11 +290,15 @@ class scheduler final : public wait_host {
     self->scopes = wait_scope::exchange(next->scopes);
     prev_ = self;
     current_ = next;
+    if (self == &main_) marks_of_this_thread(main_.marks);  // a task's scheduler may move
+    before_switch(self->marks, false, next->marks);
     arrived(std::move(next->cont).resume());
   }
 
   // Back in the current context: keeps the continuation of the one that switched here.
   void arrived(boost::context::fiber&& from) noexcept {
+    after_switch(current_->marks, prev_ != nullptr ? &prev_->marks : nullptr);
+    marks_released(ended_);
     if (prev_ != nullptr) prev_->cont = std::move(from);
   }
 
@@ -301,7 +309,8 @@ class scheduler final : public wait_host {
   record_list waiting_;
   std::size_t live_ = 0;  // fibers spawned and not ended
   std::uint32_t picks_ = 0;
-  bool polling_ = false;             // inside poll_waiters
+  switch_marks ended_;    // of the fiber that ended last, until the switch away from it is done
+  bool polling_ = false;  // inside poll_waiters
   wait_host* outer_host_ = nullptr;  // the thread's host before its first fiber (a task's)
   stack_pool pool_;                  // last: outlives every fiber (they end in drain())
 };

@@ -9,6 +9,8 @@
 
 #include <boost/context/stack_context.hpp>
 
+#include "fiber/sanitizer_switch.hpp"
+
 namespace oneside::detail {
 
 class stack_pool {
@@ -30,10 +32,16 @@ class stack_pool {
   std::vector<void*> idle_;  // tops of pooled stacks (page boundaries)
 };
 
-// The allocator handed to boost::context::fiber (a pointer to the thread's pool).
+// The allocator handed to boost::context::fiber (a pointer to the thread's pool); tells the
+// fiber's sanitizer marks where its stack is.
 struct pool_allocator {
   stack_pool* pool;
-  boost::context::stack_context allocate() { return pool->allocate(); }
+  switch_marks* marks;
+  boost::context::stack_context allocate() {
+    boost::context::stack_context sc = pool->allocate();
+    marks_for_new_fiber(*marks, sc.sp, sc.size);
+    return sc;
+  }
   void deallocate(boost::context::stack_context& sc) noexcept { pool->deallocate(sc); }
 };
 

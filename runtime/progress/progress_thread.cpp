@@ -11,6 +11,9 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#endif
 
 #include "context/context.hpp"
 
@@ -125,7 +128,12 @@ class progress_thread {
         continue;
       }
       *link = w->next;
-      w->resume(w->resume_arg);  // `w` belongs to the resumed caller from here on
+      void (*const resume)(void*) noexcept = w->resume;
+      void* const arg = w->resume_arg;
+#if defined(__SANITIZE_THREAD__)
+      __tsan_release(w);  // the resumed caller acquires it (the hand-off is in libtbb)
+#endif
+      resume(arg);  // `w` belongs to the resumed caller from here on
       any = true;
     }
     return any;

@@ -15,6 +15,7 @@
 // is suspended as above. They end before the task does.
 #include <algorithm>
 #include <exception>
+#include <memory>
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/global_control.h>
@@ -22,6 +23,9 @@
 #include <oneapi/tbb/task.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#endif
 
 #include <oneside/runtime/task_arena.hpp>
 #include <oneside/runtime/wait.hpp>
@@ -110,6 +114,11 @@ void task_host::wait(const wait_request& request) {
     parked.resume_arg = point;
     park(parked);
   });
+#if defined(__SANITIZE_THREAD__)
+  // libtbb is not instrumented: what the progress thread saw before resuming this task
+  // (progress_thread.cpp) happens before what the task does now, on whichever thread.
+  __tsan_acquire(&parked);
+#endif
   enter_thread(own);
   if (parked.error != nullptr) std::rethrow_exception(parked.error);
 }
@@ -169,6 +178,17 @@ void arena_impl::execute(const std::function<void()>& fn) {
 }
 
 void arena_impl::enqueue(std::function<void()> fn) {
+#if defined(__SANITIZE_THREAD__)
+  // libtbb is not instrumented: tell TSan that what the caller did before enqueueing happens
+  // before the task (the box travels by pointer, which TSan sees moved into TBB's task).
+  auto* box = new std::function<void()>(std::move(fn));
+  __tsan_release(box);
+  fn = [box] {
+    __tsan_acquire(box);
+    const std::unique_ptr<std::function<void()>> own(box);
+    (*own)();
+  };
+#endif
   state_->arena.execute([this, f = std::move(fn)]() mutable {
     state_->group.run([f = std::move(f)] { run_task(f); });
   });

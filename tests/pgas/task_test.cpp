@@ -43,16 +43,17 @@ TEST_F(TaskWaits, DeeplyNestedAndManyConcurrentAsyncWaits) {
 // The first task waits on a word that only the second task sets: with one worker, the second
 // runs only because the first was suspended.
 TEST_F(TaskWaits, PredicateWaitInATaskFreesItsWorker) {
-  global_ptr<std::uint64_t> word = symmetric_allocate<std::uint64_t>(1);
-  *word.local() = 0;
+  global_ptr<std::uint64_t> word = symmetric_allocate<std::uint64_t>(2);  // signal, data
+  word.local()[0] = 0;
   barrier(world());
   future<std::uint64_t> waiting =
       async([&] { return signal_wait_until(word.local(), cmp::eq, std::uint64_t{7}); });
   future<> setting = async([&] {
-    rput(std::uint64_t{0}, word, word, std::uint64_t{7}).wait();  // a put with its signal
+    rput(std::uint64_t{5}, word + 1, word, std::uint64_t{7}).wait();  // a put with its signal
   });
   setting.wait();
   EXPECT_EQ(waiting.wait(), 7U);
+  EXPECT_EQ(word.local()[1], 5U);
   barrier(world());
   symmetric_free(word);
 }

@@ -170,8 +170,19 @@ TEST_F(Fibers, ANeverYieldingFiberHoldsOnlyItsThread) {
   barrier(world());
 }
 
+// Under TSan every fiber is also a TSan thread context (sanitizer_switch.hpp), of which TSan
+// holds a few thousand at most; and no sanitizer build commits what a plain one does. There,
+// 1,000 fibers check the scheduling and the residency is not measured.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr int live_fibers = 1'000;
+constexpr bool measure_residency = false;
+#else
+constexpr int live_fibers = 10'000;
+constexpr bool measure_residency = true;
+#endif
+
 TEST_F(Fibers, TenThousandLiveFibersEachCommitLittle) {
-  constexpr int n = 10'000;
+  constexpr int n = live_fibers;
   std::atomic<bool> go{false};
   int started = 0;
   long sum = 0;
@@ -187,7 +198,9 @@ TEST_F(Fibers, TenThousandLiveFibersEachCommitLittle) {
   }
   oneside::wait_until([&] { return started == n; });  // every fiber runs, then waits
   const std::int64_t per_fiber = (resident_bytes() - before) / n;
-  EXPECT_LE(per_fiber, 64 * 1024) << "resident bytes per live fiber";
+  if (measure_residency) {
+    EXPECT_LE(per_fiber, 64 * 1024) << "resident bytes per live fiber";
+  }
   go.store(true, std::memory_order_release);
   for (fiber& f : fibers) f.join();
   EXPECT_EQ(sum, static_cast<long>(n) * (n - 1) / 2);
