@@ -22,6 +22,7 @@
 #include <oneside/runtime/collectives.hpp>
 #include <oneside/runtime/datatype.hpp>
 #include <oneside/runtime/error.hpp>
+#include <oneside/runtime/fiber.hpp>
 #include <oneside/runtime/group.hpp>
 #include <oneside/runtime/info.hpp>
 #include <oneside/runtime/op.hpp>

@@ -17,6 +17,7 @@
 #include "future/deferred.hpp"
 #include "pgas/spin_lock.hpp"
 #include "runtime/check.hpp"
+#include "runtime/task_locals.hpp"
 #include "runtime/transport.hpp"
 
 namespace oneside {
@@ -70,6 +71,13 @@ struct deferred_lists {
 };
 thread_local deferred_lists t_deferred;
 
+// Out of line and opaque to the optimizer: a continuation run between two uses may suspend its
+// task, which may go on on another thread (runtime/task_locals.hpp), so no thread's list may
+// be held across one.
+[[gnu::noipa]] std::vector<deferred_list>& this_thread_lists() noexcept {
+  return t_deferred.lists;
+}
+
 // Continuations of states destroyed without becoming ready, freed by the outermost
 // destructor (plain pointers: a state may be destroyed after thread-local objects are).
 thread_local continuation* t_unrun = nullptr;
@@ -87,6 +95,56 @@ handed_off_lists& handed_off() noexcept {
   static handed_off_lists h;
   return h;
 }
+
+// Moves lists[from...] to the hand-off list and wakes sleeping waiters (a thread asleep in a
+// wait runs them in its next progress()).
+void hand_off(std::vector<deferred_list>& lists, std::size_t from) noexcept {
+  handed_off_lists& h = handed_off();
+  {
+    const std::lock_guard<spin_lock> hold(h.lock);
+    h.lists.insert(h.lists.end(),
+                   std::make_move_iterator(lists.begin() + static_cast<std::ptrdiff_t>(from)),
+                   std::make_move_iterator(lists.end()));
+    h.any.store(true, std::memory_order_release);
+  }
+  lists.resize(from);
+  wake_waiters();
+}
+
+// The frames of a task suspended inside continuations: their depth and what they deferred.
+// They belong to the task's stack, which runtime/task moves to the thread that resumes it; the
+// thread it leaves gets its own back (else its depth would stay raised, what it defers later
+// would wait for a frame that closes elsewhere, and the other thread's depth would go below
+// zero). What was deferred outside any frame (left by a progress() that suspended its task)
+// belongs to no stack: it goes to any thread's progress(), as what operation calls defer.
+struct carried_frames {
+  int depth;
+  std::vector<deferred_list> lists;
+};
+
+void* exchange_frames(void* next) noexcept {
+  if (t_frames.depth == 0 && !t_frames.has_deferred && next == nullptr) return nullptr;
+  std::vector<deferred_list>& lists = t_deferred.lists;
+  carried_frames* out = nullptr;
+  if (t_frames.depth > 0) {
+    out = new carried_frames{t_frames.depth, std::move(lists)};
+    lists.clear();
+  } else if (!lists.empty()) {
+    hand_off(lists, 0);
+  }
+  t_frames.depth = 0;
+  t_frames.has_deferred = false;
+  if (next != nullptr) {
+    const std::unique_ptr<carried_frames> in(static_cast<carried_frames*>(next));
+    t_frames.depth = in->depth;
+    lists = std::move(in->lists);
+    t_frames.has_deferred = !lists.empty();
+  }
+  return out;
+}
+
+[[maybe_unused]] const bool g_frames_carried =
+    (oneside::detail::set_task_locals(&exchange_frames), true);
 
 void run_handed_off() noexcept {
   handed_off_lists& h = handed_off();
@@ -223,8 +281,9 @@ void state_base::run_list(state_base& ready, continuation* list) noexcept {
 }
 
 void run_deferred() noexcept {
-  std::vector<deferred_list>& lists = t_deferred.lists;
-  while (!lists.empty()) {
+  for (;;) {
+    std::vector<deferred_list>& lists = this_thread_lists();  // anew after each run_list
+    if (lists.empty()) break;
     deferred_list d = std::move(lists.back());
     lists.pop_back();
     state_base::run_list(*d.ready, d.list);
@@ -240,17 +299,8 @@ handing_off_frame::~handing_off_frame() {
   --t_frames.depth;
   std::vector<deferred_list>& lists = t_deferred.lists;
   if (lists.size() <= mark_) return;
-  handed_off_lists& h = handed_off();
-  {
-    const std::lock_guard<spin_lock> hold(h.lock);
-    h.lists.insert(h.lists.end(),
-                   std::make_move_iterator(lists.begin() + static_cast<std::ptrdiff_t>(mark_)),
-                   std::make_move_iterator(lists.end()));
-    h.any.store(true, std::memory_order_release);
-  }
-  lists.resize(mark_);
+  hand_off(lists, mark_);
   if (lists.empty()) t_frames.has_deferred = false;
-  wake_waiters();  // a thread asleep in a wait runs them in its next progress()
 }
 
 void defer(std::shared_ptr<state_base> keep, state_base& ready,

@@ -14,6 +14,8 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "context/context.hpp"
+#include "fiber/fibers.hpp"
+#include "progress/progress_thread.hpp"
 #include "progress/wait_watch.hpp"
 #include "runtime/check.hpp"
 #include "runtime/settings.hpp"
@@ -119,6 +121,7 @@ void bury(std::unique_ptr<transport::backend> closed) {
 // agent and release this rank's shared memory; the transport object goes to the graveyard.
 void retire(std::unique_ptr<detail::context> ctx) {
   if (!ctx) return;
+  detail::set_progress_thread(false);
   detail::layer_registry::release_all(*ctx);
   ctx->world = team();
   ctx->local = team();
@@ -171,6 +174,7 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
     c.local = c.world.split(node, c.world.rank());
     c.arena = std::make_unique<detail::arena_impl>(threads);
     detail::layer_registry::open_all(c);
+    if (detail::setting_bool("ONESIDE_PROGRESS_THREAD")) detail::set_progress_thread(true);
     c.boot->barrier();
   } catch (...) {
     retire(detail::uninstall_context());
@@ -187,8 +191,10 @@ void runtime::close() {
   std::lock_guard lock(g_open_mutex);
   detail::context* c = detail::current_context();
   if (c == nullptr) return;
-  c->boot->barrier();  // every rank is done with collectives and transport calls
-  c->arena.reset();    // tasks still queued finish first
+  detail::drain_fibers();  // this thread's fibers end first (they may still talk)
+  c->boot->barrier();      // every rank is done with collectives and transport calls
+  c->arena.reset();        // tasks still queued finish first
+  detail::set_progress_thread(false);
   detail::layer_registry::release_all(*c);  // upper layers' memory, before the transport
   c->world = team();
   c->local = team();

@@ -265,6 +265,25 @@ void mark_runtime_thread() noexcept {
   if (t_runtime_entry.index < 0) t_runtime_entry.index = list_idle_thread(this_thread_id());
 }
 
+void set_waits_watched(bool watched) noexcept {
+  t_runtime_thread = !watched;
+}
+
+doorbell& process_doorbell() noexcept {
+  return default_bell();
+}
+
+wait_policy runtime_wait_policy() noexcept {
+  return runtime_policy();
+}
+
+void wait_in_place(const wait_request& request) {
+  backoff b(request.bell != nullptr ? *request.bell : default_bell(),
+            request.policy != nullptr ? *request.policy : runtime_policy());
+  auto holds = [&request] { return request.test(request.pred); };
+  wait_with(b, holds);
+}
+
 void set_wait_record(wait_record* record, bool launcher_judges) noexcept {
   g_record.store(record != nullptr ? record : &g_own_record, std::memory_order_release);
   g_launcher_judges.store(record != nullptr && launcher_judges, std::memory_order_relaxed);

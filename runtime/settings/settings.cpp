@@ -116,6 +116,13 @@ constexpr std::array registry{
   setting_info{"ONESIDE_TASK_THREADS", integer, "0", {"0", "1024"},
                "Threads in each rank's task arena; 0 means the number of cores the rank is "
                "bound to (or its share of the node when unbound)."},
+  setting_info{"ONESIDE_PROGRESS_THREAD", boolean, "0", {},
+               "1: each rank runs a progress thread that drives the transport's progress "
+               "(incoming messages over MPI or with ONESIDE_AGENT=poll) while the program "
+               "computes without calling oneside; it polls, then sleeps up to "
+               "ONESIDE_WAIT_SLEEP_MAX_US between polls. 0: waits, idle fibers and the agent "
+               "drive progress (the thread is then started only to resume tasks suspended in "
+               "a wait)."},
   setting_info{"ONESIDE_BIND_TO", choice, "auto", {},
                "oneside-run's default for --bind-to: core while ranks do not outnumber cores, "
                "none otherwise.", "auto|core|numa|none"},

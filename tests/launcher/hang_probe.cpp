@@ -7,6 +7,11 @@
 //   compute S         rank 0 computes (no wait) for S seconds, then barrier: no hang
 //   compute-waiting S as compute, while a thread of rank 0 waits in oneside for the main
 //                     thread's result: no hang
+//   fiber-flag        every rank's two fibers wait on a local word that nobody sets, and its
+//                     own code joins them: a hang (a thread whose contexts all wait waits)
+//   fiber-compute S   rank 0's fiber waits for another fiber's result, which computes (never
+//                     yielding) for S seconds, then barrier: no hang (a fiber computing is
+//                     computing)
 // and close the runtime (when they get there).
 #include <atomic>
 #include <chrono>
@@ -34,7 +39,8 @@ double compute(int seconds) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: hang_probe lock-cycle|fence-vs-barrier|flag|compute S|compute-waiting S\n");
+               "usage: hang_probe lock-cycle|fence-vs-barrier|flag|compute S|compute-waiting S|"
+               "fiber-flag|fiber-compute S\n");
   return 64;
 }
 
@@ -91,6 +97,26 @@ int main(int argc, char** argv) {
       result.store(1);
       oneside::wake(0);
       waiter.join();
+    }
+    oneside::barrier(world);
+  } else if (mode == "fiber-flag") {
+    static std::uint64_t flag = 0;
+    auto wait_for_flag = [] { oneside::wait_until(&flag, oneside::cmp::ne, std::uint64_t{0}); };
+    oneside::fiber a = oneside::fiber::spawn(wait_for_flag);
+    oneside::fiber b = oneside::fiber::spawn(wait_for_flag);
+    a.join();
+    b.join();
+  } else if (mode == "fiber-compute") {
+    if (me == 0) {
+      std::atomic<int> result{0};
+      oneside::fiber waiter =
+          oneside::fiber::spawn([&] { oneside::wait_until([&] { return result.load() != 0; }); });
+      oneside::fiber worker = oneside::fiber::spawn([&] {
+        (void)compute(seconds);
+        result.store(1);
+      });
+      waiter.join();
+      worker.join();
     }
     oneside::barrier(world);
   } else {

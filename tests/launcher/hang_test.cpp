@@ -103,6 +103,26 @@ TEST_F(Hang, ComputingBesideAWaitingThreadIsNotAHang) {
   EXPECT_FALSE(contains(r.err, "no rank made progress")) << r.err;
 }
 
+// Fibers: a thread whose fibers and own code all wait is waiting (the description names the
+// wait of the context that waits for all of them)...
+TEST_F(Hang, FibersThatAllWaitAreAHang) {
+  const run_result r =
+      run_launcher(job(2, {"fiber-flag"}), {{"ONESIDE_HANG_TIMEOUT", "1"}}, seconds(60));
+  ASSERT_FALSE(r.timed_out) << r.err;
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_TRUE(contains(r.err, "wait_until: the word at 0x")) << r.err;
+  expect_no_leftovers(r);
+}
+
+// ... and a fiber that computes while the thread's other contexts wait is computing.
+TEST_F(Hang, AComputingFiberIsNotAHang) {
+  const run_result r =
+      run_launcher(job(3, {"fiber-compute", "4"}), {{"ONESIDE_HANG_TIMEOUT", "1"}}, seconds(60));
+  ASSERT_FALSE(r.timed_out) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(contains(r.err, "no rank made progress")) << r.err;
+}
+
 // Without ONESIDE_HANG_TIMEOUT nothing ends a hung job; --dump and SIGUSR1 show what it waits for.
 TEST_F(Hang, DumpAndSigusr1ShowALiveJob) {
   process_run job_run({launcher_path(), "-n", "3", hang_probe_path(), "lock-cycle"});

@@ -1,9 +1,11 @@
 // The one way to wait (STYLE.md R8). Every wait in oneside goes through wait_until or
 // backoff: spin briefly, then yield the CPU, then sleep on this process's doorbell, a futex
 // in shared memory that peers ring when they change something a waiter may need. Jobs stay
-// correct and fast when ranks outnumber cores. This is the single place that later becomes
-// fiber-aware. For programs: oneside::wait_until, and oneside::wake for the rank that
-// changed what another rank waits for.
+// correct and fast when ranks outnumber cores. A wait made where something else could run
+// instead is handed to the thread's wait host (wait_host below): inside a fiber it suspends
+// the fiber and runs another (runtime/fiber/), inside a task of the rank's arena it suspends
+// the task and frees its worker (runtime/task/). For programs: oneside::wait_until, and
+// oneside::wake for the rank that changed what another rank waits for.
 #pragma once
 
 #include <atomic>
@@ -148,6 +150,13 @@ class wait_scope {
 
   // The calling thread's innermost open scope, or null.
   static const wait_site* innermost() noexcept { return innermost_; }
+  // Installs `scopes` as the thread's chain and returns the chain it replaces: what a context
+  // switch does (a fiber or a suspended task takes its open scopes along).
+  static const wait_site* exchange(const wait_site* scopes) noexcept {
+    const wait_site* old = innermost_;
+    innermost_ = scopes;
+    return old;
+  }
 
  private:
   wait_site site_;
@@ -239,13 +248,59 @@ void wait_with(backoff& b, Pred& done) noexcept(noexcept(done())) {
   cross_process_acquire();
 }
 
-// Returns once done() is true. done() must be cheap and may be called many times.
+// A wait handed to a wait host: its predicate, type-erased, and where it would sleep.
+struct wait_request {
+  bool (*test)(void* pred);  // calls the predicate; may throw what it throws
+  void* pred;
+  doorbell* bell;             // null: the process's doorbell
+  const wait_policy* policy;  // null: the runtime's phase lengths
+};
+
+// What runs a thread's waits when something else could run meanwhile: the fiber scheduler of a
+// thread that has fibers (the waiting fiber is suspended, the others run) and the rank's task
+// arena inside one of its tasks (the task is suspended, its worker runs other tasks). wait()
+// returns once the request's test returned true; the test ran on this thread or on another
+// (a test that returned true is not called again), and what it threw is rethrown here.
+class wait_host {
+ public:
+  virtual void wait(const wait_request& request) = 0;
+
+ protected:
+  ~wait_host() = default;
+};
+
+// The calling thread's host, or null: the thread itself waits (spin, yield, sleep). Set by
+// runtime/fiber and runtime/task only. Read once per wait that does not end at its first look.
+inline thread_local wait_host* t_wait_host [[gnu::tls_model("initial-exec")]] = nullptr;
+
+// The process's doorbell (the transport's while the runtime is open) and the runtime's phase
+// lengths: what a request without its own uses.
+doorbell& process_doorbell() noexcept;
+wait_policy runtime_wait_policy() noexcept;
+
+// Waits for `request` on the calling thread (spin, yield, sleep): what a host does when it
+// cannot suspend the caller. Rethrows what the test throws.
+void wait_in_place(const wait_request& request);
+
+// Hands the wait to `host` (the slow path of wait_until).
+template <class Pred>
+void hosted_wait(wait_host& host, doorbell* bell, const wait_policy* policy, Pred& done) {
+  const wait_request request{[](void* p) -> bool { return (*static_cast<Pred*>(p))(); },
+                             const_cast<void*>(static_cast<const void*>(&done)), bell, policy};
+  host.wait(request);
+  cross_process_acquire();
+}
+
+// Returns once done() is true. done() must be cheap and may be called many times, also from
+// another thread while the caller is suspended (a fiber's or a task's wait, see wait_host);
+// once it returned true it is not called again.
 template <class Pred>
 void wait_until(Pred&& done) noexcept(noexcept(done())) {
   if (done()) {
     cross_process_acquire();
     return;
   }
+  if (wait_host* h = t_wait_host; h != nullptr) return hosted_wait(*h, nullptr, nullptr, done);
   backoff b;
   wait_with(b, done);
 }
@@ -257,6 +312,7 @@ void wait_until(doorbell& bell, Pred&& done) noexcept(noexcept(done())) {
     cross_process_acquire();
     return;
   }
+  if (wait_host* h = t_wait_host; h != nullptr) return hosted_wait(*h, &bell, nullptr, done);
   backoff b(bell);
   wait_with(b, done);
 }
@@ -267,6 +323,7 @@ void wait_until(doorbell& bell, const wait_policy& policy, Pred&& done) noexcept
     cross_process_acquire();
     return;
   }
+  if (wait_host* h = t_wait_host; h != nullptr) return hosted_wait(*h, &bell, &policy, done);
   backoff b(bell, policy);
   wait_with(b, done);
 }
