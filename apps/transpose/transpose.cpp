@@ -15,6 +15,7 @@
 // barrier (every rank has read its blocks of everyone's A), the increment of the rest of A.
 //
 //   oneside-run -n 2 transpose 10 4096 32
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -86,6 +87,12 @@ int run(int argc, char** argv) {
       const oneside::global_ptr<double> p = a.ptr({mine.start, c.start});
       if (p.is_local()) mapped[k] = p.local();
     }
+  }
+  if (root && o.variant == "direct") {
+    const auto in_place = static_cast<std::size_t>(
+        std::count_if(mapped.begin(), mapped.end(), [](const double* m) { return m != nullptr; }));
+    std::printf("Blocks read in place = %zu of %zu (rank 0)\n", in_place, mapped.size());
+    std::fflush(stdout);
   }
   std::vector<double> buffers[2];
   for (std::vector<double>& buf : buffers) buf.resize(w * widest);
