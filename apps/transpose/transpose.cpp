@@ -10,9 +10,13 @@
 //   rget      region rgets into two buffers, the next block's fetch overlapping the transpose
 //             of the current one
 //   get       one blocking region get per block, then its transpose
+//   rows      one region get of A's whole row block r (every rank's part: one strided
+//             transfer per owner), then the transpose of each part; A += 1 after a barrier
 // The diagonal block (rows and columns of r, read by r alone) is transposed and incremented in
-// one pass, as PRK does. Per iteration: a barrier (every A incremented), the transposes, a
-// barrier (every rank has read its blocks of everyone's A), the increment of the rest of A.
+// one pass, as PRK does (except in rows). Per iteration: a barrier (every A incremented), the
+// transposes, a barrier (every rank has read its blocks of everyone's A), the increment of the
+// rest of A. On shm a region rget of a block this process maps copies it at the call, so rget
+// overlaps fetches with transposes only where blocks move through the transport.
 //
 //   oneside-run -n 2 transpose 10 4096 32
 #include <algorithm>
@@ -53,7 +57,7 @@ int run(int argc, char** argv) {
   const bool root = me == 0;
 
   tr::options o;
-  const tr::program_info program{"transpose", "oneside", {"direct", "rget", "get"}};
+  const tr::program_info program{"transpose", "oneside", {"direct", "rget", "get", "rows"}};
   if (const int code = tr::start(program, argc, argv, ranks, root, o); code >= 0) return code;
 
   const auto order = static_cast<std::size_t>(o.order);
@@ -96,6 +100,7 @@ int run(int argc, char** argv) {
   }
   std::vector<double> buffers[2];
   for (std::vector<double>& buf : buffers) buf.resize(w * widest);
+  std::vector<double> row_block(o.variant == "rows" ? w * order : 0);
 
   // B's rows of q's columns += the transpose of the block (w rows of cols[q].width columns,
   // row stride `stride`).
@@ -116,6 +121,21 @@ int run(int argc, char** argv) {
       start = std::chrono::steady_clock::now();
     }
     oneside::barrier(world);  // every rank's A holds this iteration's values
+    if (o.variant == "rows") {
+      // A's whole row block r (r's columns of every rank: a redistribution) in one region
+      // get, then the transpose of each rank's part of it; A += 1 afterwards, everywhere.
+      a.get({{mine.start, 0}, {w, order}}, row_block);
+      for (int q = 0; q < ranks; ++q) {
+        const tr::column_block& c = cols[static_cast<std::size_t>(q)];
+        if (w != 0 && c.width != 0) {
+          tr::add_transposed(b_local + c.start * w, w, row_block.data() + c.start, order, c.width,
+                             w, tile);
+        }
+      }
+      oneside::barrier(world);
+      tr::increment(a_local, order * w);
+      continue;
+    }
     if (o.variant == "get") {
       tr::add_transposed_increment(b_local + mine.start * w, w, a_local + mine.start * w, w, w, w,
                                    tile);
