@@ -13,7 +13,8 @@ Standard library only; needs a build directory holding transpose, mpi_transpose 
 oneside-run:
 
     bench/run_transpose.py --build-dir build/release [--runs 5] [--ranks 2] \
-        [--iterations 20] [--order 4096] [--tile 32] [--variant direct]
+        [--iterations 20] [--order 4096] [--tile 32] [--variant direct] \
+        [--kernel buffered|prk] [--peer-kernel buffered|prk]
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--order", type=int, default=4096)
     p.add_argument("--tile", type=int, default=32)
     p.add_argument("--variant", default="direct", help="the oneside app's --variant")
+    p.add_argument("--kernel", default="buffered", choices=("buffered", "prk"),
+                   help="the oneside app's --kernel (default buffered)")
+    p.add_argument("--peer-kernel", default="buffered", choices=("buffered", "prk"),
+                   help="the MPI peer's --kernel (default buffered; prk: PRK's loop nest)")
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--mpi-flags", default="--bind-to core --mca pml ob1 --mca btl self,vader",
                    help="flags of the MPI peer's mpirun (default: %(default)s)")
@@ -70,9 +75,9 @@ def main() -> None:
             sys.exit(f"run_transpose: {bindir / prog} is missing (build it first)")
     args = [str(a.iterations), str(a.order), str(a.tile)]
     ours = [str(bindir / "oneside-run"), "-n", str(a.ranks), "--bind-to", "core",
-            str(bindir / "transpose"), *args, "--variant", a.variant]
+            str(bindir / "transpose"), *args, "--variant", a.variant, "--kernel", a.kernel]
     peer = [a.mpirun, "-n", str(a.ranks), *a.mpi_flags.split(), str(bindir / "mpi_transpose"),
-            *args]
+            *args, "--kernel", a.peer_kernel]
     env = dict(os.environ, ONESIDE_TRANSPORT="shm", OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     print(f"transpose {' '.join(args)}, {a.ranks} ranks, {a.runs} interleaved launches each, "

@@ -73,7 +73,7 @@ int run(int argc, char** argv) {
   a.transform_local(
       [order](const matrix::index_type& g, double) { return tr::initial_a(order, g[0], g[1]); });
   b.transform_local([](double) { return 0.0; });
-  const std::size_t tile = tr::tile_side(o.tile, order);
+  const tr::tiling tile = tr::tiling_of(o);
 
   // The blocks of the other ranks, in PRK's order (phase p reads from rank me + p).
   std::vector<int> from;

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "transpose_kernel.hpp"
+
 namespace oneside::apps::transpose {
 
 struct options {
@@ -17,6 +19,7 @@ struct options {
   std::int64_t order = 0;
   int tile = 32;  // PRK's default; tiling when 0 < tile < order
   std::string variant;
+  kernel_kind kernel = kernel_kind::buffered;
   bool inject_error = false;  // testing only: perturb one result so verification must fail
   bool help = false;
 
@@ -35,7 +38,8 @@ inline bool parse_integer(std::string_view s, long long& out) {
 }
 
 // Parses `iterations order [tile]` (PRK's positional arguments, in that order) and the
-// options `--variant V` (or `--variant=V`; V among `variants`), `--inject-error`, `--help`.
+// options `--variant V` (or `--variant=V`; V among `variants`), `--kernel buffered|prk`,
+// `--inject-error`, `--help`.
 inline parse_result parse_options(int argc, char** argv, const std::vector<std::string>& variants) {
   parse_result r;
   r.opts.variant = variants.front();
@@ -67,6 +71,23 @@ inline parse_result parse_options(int argc, char** argv, const std::vector<std::
       }
       if (!known) fail("unknown variant '" + std::string(v) + "' (known: " + list + ")");
       r.opts.variant = std::string(v);
+    } else if (arg == "--kernel" || arg.starts_with("--kernel=")) {
+      std::string_view v;
+      if (arg != "--kernel") {
+        v = arg.substr(arg.find('=') + 1);
+      } else if (i + 1 < argc) {
+        v = argv[++i];
+      } else {
+        fail("option --kernel needs a value");
+        break;
+      }
+      if (v == "buffered") {
+        r.opts.kernel = kernel_kind::buffered;
+      } else if (v == "prk") {
+        r.opts.kernel = kernel_kind::prk;
+      } else {
+        fail("unknown kernel '" + std::string(v) + "' (known: buffered, prk)");
+      }
     } else if (arg.starts_with("--")) {
       fail("unknown option '" + std::string(arg) + "' (see --help)");
     } else {
@@ -104,7 +125,7 @@ inline parse_result parse_options(int argc, char** argv, const std::vector<std::
 
 inline void print_usage(std::FILE* f, const char* program, const std::string& variants) {
   std::fprintf(f,
-               "usage: %s <# iterations> <matrix order> [tile size] [--variant V]\n"
+               "usage: %s <# iterations> <matrix order> [tile size] [--variant V] [--kernel K]\n"
                "  The Parallel Research Kernels' Transpose: B += A^T; A += 1, iterated (plus a\n"
                "  warm-up iteration) on order x order matrices of doubles distributed by column\n"
                "  blocks, verified and reported in MB/s. An order that does not divide by the\n"
@@ -112,6 +133,8 @@ inline void print_usage(std::FILE* f, const char* program, const std::string& va
                "  tile size        side of the tiles of the local transposes (default 32;\n"
                "                   <= 0 or >= order: untiled)\n"
                "  --variant V      %s (default: the first)\n"
+               "  --kernel K       buffered (tiles copied through a small buffer, default) or\n"
+               "                   prk (PRK's loop nest)\n"
                "  --help           this text\n",
                program, variants.c_str());
 }
@@ -128,7 +151,13 @@ inline void print_header(const char* flavour, const options& o, int ranks) {
     std::printf("Untiled\n");
   }
   std::printf("Variant              = %s\n", o.variant.c_str());
+  std::printf("Kernel               = %s\n", o.kernel == kernel_kind::prk ? "prk" : "buffered");
   std::fflush(stdout);
+}
+
+// The local transposes' tiling for `o`.
+inline tiling tiling_of(const options& o) {
+  return tiling_of(o.tile, static_cast<std::size_t>(o.order), o.kernel);
 }
 
 // What a transpose program is called and offers (the app and its MPI peer).

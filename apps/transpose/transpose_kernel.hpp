@@ -38,10 +38,19 @@ inline double expected_b(std::size_t order, std::size_t i, std::size_t j, int it
   return static_cast<double>(order * i + j) * (it + 1.0) + it * (it + 1.0) / 2.0;
 }
 
-// The tile side for `o`'s tile option: the whole block when untiled.
-inline std::size_t tile_side(int tile, std::size_t order) {
-  return tile > 0 && static_cast<std::size_t>(tile) < order ? static_cast<std::size_t>(tile)
-                                                            : std::max<std::size_t>(order, 1);
+// How the local transposes walk a block: tiles of `side` (the whole block when untiled),
+// through a buffer (buffered, the default) or as PRK's loop nest (prk).
+enum class kernel_kind { buffered, prk };
+struct tiling {
+  std::size_t side = 32;
+  kernel_kind kernel = kernel_kind::buffered;
+};
+// The tiling for PRK's tile option (<= 0 or >= order: untiled).
+inline tiling tiling_of(int tile, std::size_t order, kernel_kind kernel) {
+  const std::size_t side = tile > 0 && static_cast<std::size_t>(tile) < order
+                               ? static_cast<std::size_t>(tile)
+                               : std::max<std::size_t>(order, 1);
+  return {side, kernel};
 }
 
 // The local transposes: dst is rows x cols with row stride ds, src cols x rows with row stride
@@ -49,16 +58,17 @@ inline std::size_t tile_side(int tile, std::size_t order) {
 // row, into a small dense buffer, and dst's tile is then updated row by row from it: the rows
 // of both blocks are a power of two apart at the bench's orders (16 KiB at order 4096 on two
 // ranks), so walking a column of either straight would keep every cache line of the tile in
-// one cache set and miss on nearly every element (PRK's loop does; measured 2x slower). Untiled
-// (tile >= rows and cols) or tiles too large for a buffer: PRK's plain loop.
+// one cache set and miss on nearly every element (PRK's loop does: measured 3x slower). Untiled
+// (tile >= rows and cols), tiles too large for a buffer, or kernel_kind::prk: PRK's loop nest.
 // `Src` gets each src element as it is copied (to increment it), `Dst` does the element's work:
 // dst_op(dst element, src value).
 template <class Src, class Dst>
 inline void for_each_transposed(double* dst, std::size_t ds, double* src, std::size_t ss,
-                                std::size_t rows, std::size_t cols, std::size_t tile, Src src_op,
+                                std::size_t rows, std::size_t cols, tiling how, Src src_op,
                                 Dst dst_op) {
   constexpr std::size_t max_buffered = 256;
-  if ((tile >= rows && tile >= cols) || tile > max_buffered) {
+  const std::size_t tile = how.side;
+  if (how.kernel == kernel_kind::prk || (tile >= rows && tile >= cols) || tile > max_buffered) {
     for (std::size_t i0 = 0; i0 < rows; i0 += tile) {
       const std::size_t i1 = std::min(rows, i0 + tile);
       for (std::size_t j0 = 0; j0 < cols; j0 += tile) {
@@ -113,7 +123,7 @@ inline void for_each_transposed(double* dst, std::size_t ds, double* src, std::s
 
 // dst += src^T.
 inline void add_transposed(double* dst, std::size_t ds, const double* src, std::size_t ss,
-                           std::size_t rows, std::size_t cols, std::size_t tile) {
+                           std::size_t rows, std::size_t cols, tiling tile) {
   // (src is only read: the cast lets one loop nest serve the three kernels.)
   for_each_transposed(
       dst, ds, const_cast<double*>(src), ss, rows, cols, tile, [](double&) {},
@@ -121,14 +131,14 @@ inline void add_transposed(double* dst, std::size_t ds, const double* src, std::
 }
 // dst += src^T, then src += 1 (a block only this rank reads: the diagonal one).
 inline void add_transposed_increment(double* dst, std::size_t ds, double* src, std::size_t ss,
-                                     std::size_t rows, std::size_t cols, std::size_t tile) {
+                                     std::size_t rows, std::size_t cols, tiling tile) {
   for_each_transposed(
       dst, ds, src, ss, rows, cols, tile, [](double& s) { s += 1.0; },
       [](double& d, double s) { d += s; });
 }
 // dst = src^T, then src += 1 (the MPI peer packing the block it sends).
 inline void copy_transposed_increment(double* dst, std::size_t ds, double* src, std::size_t ss,
-                                      std::size_t rows, std::size_t cols, std::size_t tile) {
+                                      std::size_t rows, std::size_t cols, tiling tile) {
   for_each_transposed(
       dst, ds, src, ss, rows, cols, tile, [](double& s) { s += 1.0; },
       [](double& d, double s) { d = s; });

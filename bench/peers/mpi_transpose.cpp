@@ -49,7 +49,7 @@ int run(int argc, char** argv) {
   }
   std::vector<double> work_in(w * widest);
   std::vector<double> work_out(w * widest);
-  const std::size_t tile = tr::tile_side(o.tile, order);
+  const tr::tiling tile = tr::tiling_of(o);
 
   MPI_Barrier(MPI_COMM_WORLD);
   double start = MPI_Wtime();
