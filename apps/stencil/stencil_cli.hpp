@@ -29,6 +29,7 @@ struct options {
   int tiles_x = 0;  // 0: PRK's factorization of the rank count
   int tiles_y = 0;
   bool inject_error = false;  // testing only: perturb one result so verification must fail
+  std::string only;           // tasks variant: "compute" or "comm" runs one half (overlap bench)
   bool help = false;
 };
 
@@ -129,6 +130,13 @@ inline parse_result parse_options(int argc, char** argv, const std::vector<std::
       }
     } else if (arg == "--inject-error") {
       r.opts.inject_error = true;
+    } else if (arg == "--only") {
+      if (const auto v = take()) {
+        if (*v != "compute" && *v != "comm") {
+          fail("option --only: '" + std::string(*v) + "' is neither compute nor comm");
+        }
+        r.opts.only = std::string(*v);
+      }
     } else {
       fail("unknown argument '" + std::string(arg) + "' (see --help)");
     }
@@ -152,6 +160,8 @@ inline void print_usage(std::FILE* f, const char* program, std::string_view vari
                "  --halo H         columns as pack (packed buffer, default) or datatype\n"
                "                   (vector datatype straight into the ghost zone)\n"
                "  --tiles PXxPY    rank grid (default: as square as possible, as PRK)\n"
+               "  --only H         tasks variant: run only the computation (compute) or only\n"
+               "                   the halo exchange (comm), unverified, to measure overlap\n"
                "  --help           this text\n",
                program, static_cast<int>(variants.size()), variants.data(),
                std::string(variants.substr(0, variants.find(','))).c_str(), default_kernel);
@@ -229,6 +239,10 @@ inline int start(const program_info& p, int argc, char** argv, int ranks, bool r
       print_usage(stdout, p.name, list, p.default_kernel == kernel_kind::fused ? "fused" : "prk");
     }
     return 0;
+  }
+  if (!o.only.empty() && o.variant != "tasks") {
+    if (root) std::fprintf(stderr, "%s: error: --only needs --variant tasks\n", p.name);
+    return 2;
   }
   if (const std::string err = check_decomposition(o, ranks, px, py); !err.empty()) {
     if (root) std::fprintf(stderr, "%s: error: %s\n", p.name, err.c_str());
