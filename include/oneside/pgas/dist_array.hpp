@@ -300,8 +300,9 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
   // periodic edges too; the halo beyond a non-periodic edge keeps what it held. Collective
   // over the team (every member calls it, the same number of times, each call after the
   // previous one's future is ready). A rank's own writes to its owned cells before the call
-  // are what its neighbours receive; the halo cells must not be read between the call and the
-  // future's readiness, the owned cells must not be written then (they may be read). The
+  // are what its neighbours receive; between the call and the future's readiness the halo
+  // cells must not be accessed, nor the owned cells the exchange sends (those within the halo
+  // width of a side with a neighbour) written; the others are free (a stencil's interior). The
   // call returns at once (puts to neighbours ready for them go out); the future is ready
   // when this rank's halos are filled and its cells delivered; waiting on it (or progress())
   // sends the rest. Without a halo: a ready future.
