@@ -629,116 +629,118 @@ void copy_box(std::byte* dst, const std::array<std::size_t, 3>& dst_stride, cons
   });
 }
 
-// One halo_exchange of one rank, advanced by polling (see exchange_halo): per direction this
-// rank sends to, its boxes, put once the receiver granted the epoch, then the receiver's
-// arrival word set; then the arrival words of the directions it receives from.
-class halo_exchange_state {
- public:
+}  // namespace
+
+// What one rank's halo exchanges do, worked out once per array (make_halo_plan): per
+// direction it sends to, the receiver's block and words and the boxes (copied when the block
+// is mapped here, else one layout put per box with its types built once), the grant words of
+// the neighbours it receives from, and its own words.
+struct halo_plan {
   struct send {
     rank_t target = 0;                    // world rank
     std::size_t slot = 0;                 // the direction, seen from the receiver
-    std::uintptr_t base = 0;              // the receiver's block
-    std::size_t block_bytes = 0;          // its padded size
+    std::byte* mapped = nullptr;          // the receiver's block, when this process maps it
+    std::uintptr_t base = 0;              // else its address there
     std::array<std::size_t, 3> stride{};  // its padded strides, bytes
+    global_ptr<std::uint64_t> arrival;    // its arrival word of `slot`
     std::vector<box> boxes;
-    int stage = 0;  // 0: waits for the grant, 1: puts in flight, 2: arrival word set, 3: done
-    std::vector<future<>> puts;
-    future<> signal;
+    std::vector<datatype> src_types;  // per box, when not mapped
+    std::vector<datatype> dst_types;
   };
 
   std::size_t n = 0;
   std::size_t element = 0;
-  std::uint64_t epoch = 0;
-  std::size_t control = 0;
   std::byte* mine = nullptr;  // this rank's padded block
   std::array<std::size_t, 3> stride{};
   const std::uint64_t* grants = nullptr;    // this rank's words
   const std::uint64_t* arrivals = nullptr;  // "
   std::vector<send> sends;
-  std::vector<std::size_t> expected;  // the slots this rank receives from
+  std::vector<std::size_t> expected;                   // the slots this rank receives from
+  std::vector<global_ptr<std::uint64_t>> grant_words;  // of the senders, one per slot
+};
+
+namespace {
+
+// One halo_exchange of one rank, advanced by polling (see exchange_halo): each send is put
+// once the receiver granted the epoch, then the receiver's arrival word is set; then the
+// arrival words of the directions this rank receives from.
+class halo_exchange_state {
+ public:
+  halo_exchange_state(std::shared_ptr<const halo_plan> p, std::uint64_t e)
+      : plan_(std::move(p)), epoch_(e), sends_(plan_->sends.size()) {}
+
   std::vector<future<>> grant_stores;
 
   bool poll() {
     bool done = true;
-    for (send& s : sends) {
-      if (s.stage == 0) {
-        if (load_word(grants + s.slot) < epoch) {
+    for (std::size_t i = 0; i < sends_.size(); ++i) {
+      const halo_plan::send& s = plan_->sends[i];
+      send_progress& st = sends_[i];
+      if (st.stage == 0) {
+        if (load_word(plan_->grants + s.slot) < epoch_) {
           done = false;
           continue;
         }
-        issue(s);
+        issue(s, st);
       }
-      if (s.stage == 1) {
-        for (const future<>& f : s.puts) {
-          if (!f.is_ready()) {
-            done = false;
-            break;
-          }
-        }
-        if (!done) continue;
-        s.puts.clear();
-        s.signal = arrive(s);
-        s.stage = 2;
-      }
-      if (s.stage == 2) {
-        if (!s.signal.is_ready()) {
+      if (st.stage == 1) {
+        bool ready = true;
+        for (const future<>& f : st.puts) ready = ready && f.is_ready();
+        if (!ready) {
           done = false;
           continue;
         }
-        s.stage = 3;
+        st.puts.clear();
+        st.signal = oneside::store(s.arrival, epoch_);
+        st.stage = 2;
+      }
+      if (st.stage == 2) {
+        if (!st.signal.is_ready()) {
+          done = false;
+          continue;
+        }
+        st.stage = 3;
       }
     }
     for (const future<>& f : grant_stores) done = done && f.is_ready();
     if (!done) return false;
-    for (const std::size_t slot : expected) {
-      if (load_word(arrivals + slot) < epoch) return false;
+    for (const std::size_t slot : plan_->expected) {
+      if (load_word(plan_->arrivals + slot) < epoch_) return false;
     }
     return true;
   }
 
  private:
+  struct send_progress {
+    int stage = 0;  // 0: waits for the grant, 1: puts in flight, 2: arrival word set, 3: done
+    std::vector<future<>> puts;
+    future<> signal;
+  };
+
   static std::uint64_t load_word(const std::uint64_t* w) noexcept {
     return std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(w))
         .load(std::memory_order_acquire);
   }
-  future<> arrive(const send& s) const {
-    const std::uintptr_t word =
-        s.base + control + (exchange_slots + s.slot) * sizeof(std::uint64_t);
-    return oneside::store(global_ptr<std::uint64_t>(s.target, word), epoch);
-  }
-  // Moves the boxes of `s`: copied when the receiver's block is mapped here (then its arrival
-  // word is set at once), else one layout put per box.
-  void issue(send& s) {
-    if (void* p = local_address(s.target, s.base, s.block_bytes)) {
-      for (const box& b : s.boxes) {
-        copy_box(static_cast<std::byte*>(p), s.stride, mine, stride, b, n, element);
-      }
-      s.signal = arrive(s);
-      s.stage = 2;
+  // Moves the boxes of `s`: copied into a mapped block (then its arrival word is set at
+  // once), else one layout put per box.
+  void issue(const halo_plan::send& s, send_progress& st) {
+    const halo_plan& p = *plan_;
+    if (s.mapped != nullptr) {
+      for (const box& b : s.boxes)
+        copy_box(s.mapped, s.stride, p.mine, p.stride, b, p.n, p.element);
+      st.signal = oneside::store(s.arrival, epoch_);
+      st.stage = 2;
       return;
     }
-    const datatype element_type = datatype::contiguous(static_cast<count_t>(element), byte_type());
-    for (const box& b : s.boxes) {
-      std::array<std::vector<std::ptrdiff_t>, 3> src_off, dst_off;
-      std::array<std::vector<count_t>, 3> lengths;
-      std::array<const std::vector<std::ptrdiff_t>*, 3> so{}, dof{};
-      std::array<const std::vector<count_t>*, 3> ls{};
-      for (std::size_t d = 0; d < n; ++d) {
-        src_off[d].assign(1, static_cast<std::ptrdiff_t>(b.src[d]));
-        dst_off[d].assign(1, static_cast<std::ptrdiff_t>(b.dst[d]));
-        lengths[d].assign(1, static_cast<count_t>(b.len[d]));
-        so[d] = &src_off[d];
-        dof[d] = &dst_off[d];
-        ls[d] = &lengths[d];
-      }
-      const datatype src_type = nested_runs(std::span(so.data(), n), std::span(ls.data(), n),
-                                            std::span(stride.data(), n), element_type);
-      const datatype dst_type = nested_runs(std::span(dof.data(), n), std::span(ls.data(), n),
-                                            std::span(s.stride.data(), n), element_type);
-      s.puts.push_back(put_layout(mine, 1, src_type, s.target, s.base, 1, dst_type));
+    for (std::size_t b = 0; b < s.boxes.size(); ++b) {
+      st.puts.push_back(put_layout(p.mine, 1, s.src_types[b], s.target, s.base, 1, s.dst_types[b]));
     }
-    s.stage = 1;
+    st.stage = 1;
   }
+
+  std::shared_ptr<const halo_plan> plan_;
+  std::uint64_t epoch_;
+  std::vector<send_progress> sends_;
 };
 
 // The slot of direction `dir` (entries -1, 0, +1) in a neighbourhood of n dimensions.
@@ -776,18 +778,16 @@ std::string halo_problem(std::span<const dim_map> dims, std::span<const distribu
   return {};
 }
 
-future<> exchange_halo(const array_desc& a, rank_t me, std::span<const bool> periodic,
-                       std::uint64_t epoch) {
+std::shared_ptr<const halo_plan> make_halo_plan(const array_desc& a, rank_t me,
+                                                std::span<const bool> periodic) {
   const std::size_t n = a.dims.size();
   if (a.bases.empty()) {
     raise(error_class::arg, {.call = "dist_array::halo_exchange"},
           quoted(a.name) + " was moved from");
   }
-  auto x = std::make_shared<halo_exchange_state>();
+  auto x = std::make_shared<halo_plan>();
   x->n = n;
   x->element = a.element;
-  x->epoch = epoch;
-  x->control = a.control;
   const auto mine = static_cast<std::size_t>(me);
   x->mine = reinterpret_cast<std::byte*>(a.bases[mine]);
   x->grants = reinterpret_cast<const std::uint64_t*>(a.bases[mine] + a.control);
@@ -848,19 +848,23 @@ future<> exchange_halo(const array_desc& a, rank_t me, std::span<const bool> per
       const std::size_t from = rank_of(c);
       x->expected.push_back(slot);
       const std::uintptr_t word = a.bases[from] + a.control + slot * sizeof(std::uint64_t);
-      x->grant_stores.push_back(
-          oneside::store(global_ptr<std::uint64_t>(a.world_ranks[from], word), epoch));
+      x->grant_words.emplace_back(a.world_ranks[from], word);
     }
     // Sending: my cells on the far side fill the halo in direction dir of me - dir.
     if (neighbour(dir, -1, c)) {
       const std::size_t to = rank_of(c);
-      halo_exchange_state::send s;
+      halo_plan::send s;
       s.target = a.world_ranks[to];
       s.slot = slot;
       s.base = a.bases[to];
       const std::array<std::size_t, 3> to_e = padded(c);
       s.stride = strides_of(to_e.data(), n, a.element);
-      s.block_bytes = s.stride[0] * to_e[0];
+      s.mapped =
+          to == mine
+              ? x->mine
+              : static_cast<std::byte*>(local_address(s.target, s.base, s.stride[0] * to_e[0]));
+      s.arrival = global_ptr<std::uint64_t>(
+          s.target, s.base + a.control + (exchange_slots + slot) * sizeof(std::uint64_t));
       std::array<std::size_t, 3> nseg{};
       for (std::size_t d = 0; d < n; ++d) {
         segments_of(dir[d], a.dims[d].local_extent(c[d]), a.dims[d].local_extent(me_c[d]),
@@ -877,9 +881,40 @@ future<> exchange_halo(const array_desc& a, rank_t me, std::span<const bool> per
         }
         s.boxes.push_back(b);
       });
+      if (s.mapped == nullptr) {  // one layout put per box: its two types
+        const datatype element_type =
+            datatype::contiguous(static_cast<count_t>(a.element), byte_type());
+        for (const box& b : s.boxes) {
+          std::array<std::vector<std::ptrdiff_t>, 3> src_off, dst_off;
+          std::array<std::vector<count_t>, 3> lengths;
+          std::array<const std::vector<std::ptrdiff_t>*, 3> so{}, dof{};
+          std::array<const std::vector<count_t>*, 3> ls{};
+          for (std::size_t d = 0; d < n; ++d) {
+            src_off[d].assign(1, static_cast<std::ptrdiff_t>(b.src[d]));
+            dst_off[d].assign(1, static_cast<std::ptrdiff_t>(b.dst[d]));
+            lengths[d].assign(1, static_cast<count_t>(b.len[d]));
+            so[d] = &src_off[d];
+            dof[d] = &dst_off[d];
+            ls[d] = &lengths[d];
+          }
+          s.src_types.push_back(nested_runs(std::span(so.data(), n), std::span(ls.data(), n),
+                                            std::span(x->stride.data(), n), element_type));
+          s.dst_types.push_back(nested_runs(std::span(dof.data(), n), std::span(ls.data(), n),
+                                            std::span(s.stride.data(), n), element_type));
+        }
+      }
       x->sends.push_back(std::move(s));
     }
   });
+  return x;
+}
+
+future<> exchange_halo(const std::shared_ptr<const halo_plan>& plan, std::uint64_t epoch) {
+  auto x = std::make_shared<halo_exchange_state>(plan, epoch);
+  for (const global_ptr<std::uint64_t>& w : plan->grant_words) {
+    future<> f = oneside::store(w, epoch);
+    if (!f.is_ready()) x->grant_stores.push_back(std::move(f));
+  }
   return make_pending_future([x] { return x->poll(); });
 }
 

@@ -270,6 +270,27 @@ TEST_F(DistArrayHalo, AccessAndCopyIgnoreThePadding) {
   barrier(world());
 }
 
+// A moved array keeps its halo and its exchanges' count; the moved-from one refuses to
+// exchange.
+TEST_F(DistArrayHalo, MovedArrayKeepsExchanging) {
+  const auto np = static_cast<std::size_t>(size());
+  const idx<2> e{3 * np, 5};
+  dist_array<std::int64_t, 2> a(world(), e, {dist::block, dist::block}, halo<2>::uniform(1, true),
+                                "moving");
+  a.transform_local([&](const idx<2>& g, const std::int64_t&) { return encode(g, e, 0); });
+  a.halo_exchange();
+  dist_array<std::int64_t, 2> b(std::move(a));
+  b.transform_local([&](const idx<2>& g, const std::int64_t&) { return encode(g, e, 1); });
+  b.halo_exchange_async().wait();
+  const local_view<std::int64_t, 2> all = b.local_with_halo();
+  for (std::size_t o = 0; o < all.size(); ++o) {
+    const idx<2> p = all.index_of(o);
+    EXPECT_EQ(all[p], expected(b, p, 1)) << "padded cell " << p[0] << ", " << p[1];
+  }
+  expect_error(error_class::arg, "dist_array::halo_exchange", [&] { a.halo_exchange(); });
+  barrier(world());
+}
+
 TEST_F(DistArrayHalo, BadHaloRaisesOnEveryRankAndAllocatesNothing) {
   const heap_stats_t before = symmetric_heap_stats();
   const auto unchanged = [&] {

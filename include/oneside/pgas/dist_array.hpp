@@ -36,6 +36,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -93,12 +94,16 @@ array_storage create_array(std::string_view name, const team& t,
 // extent in a distributed dimension.
 std::string halo_problem(std::span<const dim_map> dims, std::span<const distribution> dists,
                          std::span<const std::size_t> width);
+// What this rank's (`me`, a team rank) halo exchanges move where: worked out once per array
+// (error(arg) naming dist_array::halo_exchange for a moved-from array).
+struct halo_plan;
+std::shared_ptr<const halo_plan> make_halo_plan(const array_desc& a, rank_t me,
+                                                std::span<const bool> periodic);
 // Collective over the array's team (every member, the same `epoch`, one more than the last
-// one's): puts this rank's (`me`, a team rank) border cells into its neighbours' halos once
-// each neighbour is ready for them, and waits for its own halos. The future is ready when
-// this rank's halos hold the neighbours' cells and its own cells have been delivered.
-future<> exchange_halo(const array_desc& a, rank_t me, std::span<const bool> periodic,
-                       std::uint64_t epoch);
+// one's): puts this rank's border cells into its neighbours' halos once each neighbour is
+// ready for them, and waits for its own halos. The future is ready when this rank's halos
+// hold the neighbours' cells and its own cells have been delivered.
+future<> exchange_halo(const std::shared_ptr<const halo_plan>& plan, std::uint64_t epoch);
 // Frees the blocks (collective over the world); never throws.
 void destroy_array(global_ptr<void> mine) noexcept;
 // Moves region (lo, extents) of the array from the dense row-major buffer `in` (a put) or to
@@ -175,6 +180,7 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
         halo_(o.halo_),
         control_(o.control_),
         exchanges_(o.exchanges_),
+        halo_plan_(std::move(o.halo_plan_)),
         team_(o.team_),
         me_(o.me_),
         mine_(std::exchange(o.mine_, nullptr)),
@@ -190,6 +196,7 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
       halo_ = o.halo_;
       control_ = o.control_;
       exchanges_ = o.exchanges_;
+      halo_plan_ = std::move(o.halo_plan_);
       team_ = o.team_;
       me_ = o.me_;
       mine_ = std::exchange(o.mine_, nullptr);
@@ -308,7 +315,9 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
   // sends the rest. Without a halo: a ready future.
   future<> halo_exchange_async() {
     if (!halo_.any()) return {};
-    return pgas::detail::exchange_halo(desc(), me_, halo_.periodic, ++exchanges_);
+    if (halo_plan_ == nullptr)
+      halo_plan_ = pgas::detail::make_halo_plan(desc(), me_, halo_.periodic);
+    return pgas::detail::exchange_halo(halo_plan_, ++exchanges_);
   }
   void halo_exchange() { halo_exchange_async().wait(); }
 
@@ -435,6 +444,7 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
     if (!bases_.empty()) pgas::detail::destroy_array(static_pointer_cast<void>(mine_));
     bases_.clear();
     mine_ = nullptr;
+    halo_plan_.reset();
   }
 
   std::string name_;
@@ -442,6 +452,7 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
   halo_type halo_;
   std::size_t control_ = 0;
   std::uint64_t exchanges_ = 0;
+  std::shared_ptr<const pgas::detail::halo_plan> halo_plan_;  // made by the first exchange
   team team_;
   rank_t me_ = 0;
   global_ptr<T> mine_;
