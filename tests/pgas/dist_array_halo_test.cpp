@@ -270,6 +270,30 @@ TEST_F(DistArrayHalo, AccessAndCopyIgnoreThePadding) {
   barrier(world());
 }
 
+// local_view with explicit strides: a padded view indexes through them; strides equal to the
+// dense ones make a contiguous view.
+TEST_F(DistArrayHalo, PaddedLocalViewIndexesThroughItsStrides) {
+  std::vector<int> store(5 * 8, -1);
+  const local_view<int, 2> padded(store.data() + 8 + 1, {3, 4}, {8, 1});
+  EXPECT_FALSE(padded.contiguous());
+  EXPECT_EQ(padded.size(), 12U);
+  EXPECT_EQ(padded.stride(0), 8U);
+  EXPECT_EQ(padded.offset({2, 3}), 19U);
+  EXPECT_EQ((padded.index_of(7)), (idx<2>{1, 3}));
+  padded(2, 3) = 5;
+  EXPECT_EQ(store[8 + 1 + 19], 5);
+  EXPECT_EQ(&padded.at({1, 0}), store.data() + 17);
+  expect_error(error_class::arg, "local_view::at", [&] { (void)padded.at({0, 4}); });
+  const local_view<int, 2> dense(store.data(), {5, 8}, {8, 1});
+  EXPECT_TRUE(dense.contiguous());
+  EXPECT_EQ(dense.span().size(), 40U);
+  EXPECT_TRUE((local_view<int, 2>(store.data(), {5, 8}).contiguous()));
+  EXPECT_TRUE((local_view<int, 2>(nullptr, {0, 4}, {9, 1}).contiguous()));  // empty
+  const local_view<int, 3> rows(store.data(), {2, 2, 3}, {16, 4, 1});       // gaps between rows
+  EXPECT_FALSE(rows.contiguous());
+  EXPECT_EQ(rows.offset({1, 1, 2}), 22U);
+}
+
 // A moved array keeps its halo and its exchanges' count; the moved-from one refuses to
 // exchange.
 TEST_F(DistArrayHalo, MovedArrayKeepsExchanging) {
