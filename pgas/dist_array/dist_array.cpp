@@ -765,6 +765,11 @@ std::string halo_problem(std::span<const dim_map> dims, std::span<const distribu
   }
   for (std::size_t d = 0; d < dims.size(); ++d) {
     const std::size_t w = width[d];
+    // (Padded extents must not wrap around; the block's size is checked afterwards.)
+    if (w > (std::numeric_limits<std::size_t>::max() - dims[d].extent) / 4) {
+      return "the halo of width " + std::to_string(w) + " in dimension " + std::to_string(d) +
+             " is wider than an address space holds";
+    }
     // Spread over several ranks, each takes its halo from one neighbour per side.
     if (w == 0 || dims[d].procs < 2) continue;
     for (std::size_t c = 0; c < dims[d].procs; ++c) {

@@ -380,6 +380,15 @@ TEST_F(DistArrayHalo, BadHaloRaisesOnEveryRankAndAllocatesNothing) {
     });
     unchanged();
   }
+  // A width whose padded extent would wrap around.
+  try {
+    dist_array<int, 2> a(world(), {3, 4 * p}, {dist::none, dist::block}, halo<2>({SIZE_MAX / 2, 0}),
+                         "wraps");
+    ADD_FAILURE() << "a halo of SIZE_MAX / 2 was accepted";
+  } catch (const oneside::error& e) {
+    names(e, "wraps", "address space");
+  }
+  unchanged();
   // Not distributed: any width (a periodic halo wraps around the rank's own cells).
   dist_array<int, 2> wide(world(), {2, 4 * p}, {dist::none, dist::block},
                           halo<2>({5, 1}, {true, true}), "wide");
