@@ -843,6 +843,9 @@ std::shared_ptr<const halo_plan> make_halo_plan(const array_desc& a, rank_t me,
     for (std::size_t d = 0; d < n; ++d) {
       dir[d] = static_cast<int>(k[d]) - 1;
       if (dir[d] != 0 && a.halo[d] == 0) return;  // an empty halo box
+      // Along a dimension without halo the box spans this rank's cells (and its partner's,
+      // at the same coordinate): none there, nothing moves either way.
+      if (dir[d] == 0 && a.dims[d].local_extent(me_c[d]) == 0) return;
       centre = centre && dir[d] == 0;
     }
     if (centre) return;

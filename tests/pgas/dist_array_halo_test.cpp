@@ -4,10 +4,12 @@
 // corners) equals a serial model (the owner's value at the global index, wrapped around
 // periodic dimensions; the sentinel beyond a non-periodic edge), over several exchanges with
 // the owned cells changing in between; widths 1 and 2 and a width wider than a periodic
-// dimension's single block; local views (padded, strided) and for_each_local/transform_local;
-// element access, region get/put and copy to and from halo arrays; bad halo specifications
-// (cyclic and block-cyclic dimensions, widths above a rank's extent, halos that differ
-// between ranks) raising error(arg) naming the array on every rank, with nothing allocated.
+// dimension's single block; ranks without cells along a dimension without halo; a moved
+// array; local views (padded, strided) and for_each_local/transform_local; element access,
+// region get/put and copy to and from halo arrays; bad halo specifications (cyclic and
+// block-cyclic dimensions, widths above a rank's extent or the address space, halos that
+// differ between ranks) raising error(arg) naming the array on every rank, with nothing
+// allocated.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -146,11 +148,15 @@ void check_all_exchanges() {
       mixed.periodic[d] = d == 0;
     }
     check_exchange<N>(e, blocks, mixed);
-    // A dimension without halo (the last), the others periodic.
+    // A dimension without halo (the last), the others periodic; then that dimension of
+    // extent 1, which leaves every grid coordinate but the first without cells.
     if (N > 1) {
       halo<N> partial = halo<N>::uniform(1, true);
       partial.width[N - 1] = 0;
       check_exchange<N>(e, blocks, partial);
+      idx<N> thin = e;
+      thin[N - 1] = 1;
+      check_exchange<N>(thin, blocks, partial);
     }
   }
   // A first dimension not distributed (periodic: it wraps onto the rank itself), of extent 5
