@@ -10,6 +10,11 @@
 //                               rank 0 gets a column block of a 2-D (none, block) array:
 //                               1024 rows of 1 KiB, 4 KiB apart in rank 1's block
 //   dist_array_region/memcpy/1048576   memcpy between private page-aligned buffers
+//   dist_array_halo/exchange/4000      halo_exchange() of a (ranks x 256) x 4000 array of
+//                               doubles, rows in blocks, halo 2 (not periodic): 2 rows of
+//                               4000 to each neighbour (put-with-signal, the library's)
+//   dist_array_halo/pscw/4000   the same rows moved with a PSCW epoch of an rma::window of
+//                               the same layout: post, start, a put per row, complete, wait
 //
 // Triad times are per element-update (a batch is 16 sweeps) as the slowest rank's; region
 // times per transfer (16 per batch), rank 0 working while the others wait in the batch's
@@ -22,6 +27,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -102,6 +108,95 @@ void triad_raw(benchmark::State& state) {
     }
   });
   if (!everywhere(t.correct())) state.SkipWithError("triad over raw pointers: wrong values");
+}
+
+// ---- halo exchange ------------------------------------------------------------------------
+
+constexpr std::size_t halo_rows = 256;  // per rank
+constexpr std::size_t halo_width = 2;
+
+// The value of global cell (i, j).
+double cell(std::size_t i, std::size_t j, std::size_t cols) {
+  return static_cast<double>(i * cols + j);
+}
+
+// Whether the halo rows of this rank's padded block (row stride cols + 2w) hold the
+// neighbours' cells.
+bool halo_rows_right(const double* block, std::size_t first_row, std::size_t rows, std::size_t cols,
+                     std::size_t total_rows) {
+  const std::size_t stride = cols + 2 * halo_width;
+  bool ok = true;
+  for (std::size_t r = 0; r < rows + 2 * halo_width; ++r) {
+    const std::size_t g = first_row + r;  // + w - w
+    if (g < halo_width || g - halo_width >= total_rows) continue;
+    for (std::size_t j = 0; j < cols; ++j) {
+      ok = ok && block[r * stride + halo_width + j] == cell(g - halo_width, j, cols);
+    }
+  }
+  return ok;
+}
+
+void halo_exchange(benchmark::State& state) {
+  const auto cols = static_cast<std::size_t>(state.range(0));
+  const auto ranks = static_cast<std::size_t>(oneside::world().size());
+  dist_array<double, 2> a(oneside::world(), {halo_rows * ranks, cols},
+                          {oneside::dist::block, oneside::dist::none},
+                          oneside::halo<2>({halo_width, halo_width}), "halo");
+  a.transform_local([&](const idx2& g, double) { return cell(g[0], g[1], cols); });
+  a.halo_exchange();
+  bench::measure(state, 64, [&](std::int64_t k) {
+    for (std::int64_t i = 0; i < k; ++i) a.halo_exchange();
+  });
+  const bool ok = halo_rows_right(a.local_with_halo().data(), a.global_index({0, 0})[0],
+                                  a.local_extents()[0], cols, halo_rows * ranks);
+  if (!everywhere(ok)) state.SkipWithError("halo exchange: wrong values");
+}
+
+void halo_pscw(benchmark::State& state) {
+  const auto cols = static_cast<std::size_t>(state.range(0));
+  const oneside::team& world = oneside::world();
+  const auto ranks = static_cast<std::size_t>(world.size());
+  const auto me = static_cast<std::size_t>(world.rank());
+  const std::size_t stride = cols + 2 * halo_width;
+  const std::size_t padded_rows = halo_rows + 2 * halo_width;
+  oneside::rma::window w =
+      oneside::rma::window::allocate(world, padded_rows * stride * sizeof(double), sizeof(double));
+  auto* block = static_cast<double*>(w.base());
+  std::fill(block, block + padded_rows * stride, -1.0);
+  for (std::size_t r = 0; r < halo_rows; ++r) {
+    for (std::size_t j = 0; j < cols; ++j) {
+      block[(r + halo_width) * stride + halo_width + j] = cell(me * halo_rows + r, j, cols);
+    }
+  }
+  std::vector<oneside::rank_t> nb;
+  if (me > 0) nb.push_back(static_cast<oneside::rank_t>(me - 1));
+  if (me + 1 < ranks) nb.push_back(static_cast<oneside::rank_t>(me + 1));
+  const oneside::group neighbours(nb);
+  const auto exchange = [&] {
+    w.post(neighbours);
+    w.start(neighbours);
+    for (std::size_t r = 0; r < halo_width; ++r) {
+      const std::span<const double> top(block + (halo_width + r) * stride + halo_width, cols);
+      const std::span<const double> bottom(block + (halo_rows + r) * stride + halo_width, cols);
+      if (me > 0) {  // my first rows: the upper neighbour's lower halo
+        w.put(top, static_cast<oneside::rank_t>(me - 1),
+              static_cast<std::ptrdiff_t>((halo_rows + halo_width + r) * stride + halo_width));
+      }
+      if (me + 1 < ranks) {  // my last rows: the lower neighbour's upper halo
+        w.put(bottom, static_cast<oneside::rank_t>(me + 1),
+              static_cast<std::ptrdiff_t>(r * stride + halo_width));
+      }
+    }
+    w.complete();
+    w.wait();
+  };
+  exchange();
+  bench::measure(state, 64, [&](std::int64_t k) {
+    for (std::int64_t i = 0; i < k; ++i) exchange();
+  });
+  const bool ok = halo_rows_right(block, me * halo_rows, halo_rows, cols, halo_rows * ranks);
+  w.free();
+  if (!everywhere(ok)) state.SkipWithError("pscw halo exchange: wrong values");
 }
 
 // ---- regions ------------------------------------------------------------------------------
@@ -209,6 +304,8 @@ bool register_all() {
   add("dist_array_region/put", [](benchmark::State& s) { region_contiguous(s, true); })->Arg(mib);
   add("dist_array_region/get_columns", region_columns)->Arg(mib);
   add("dist_array_region/memcpy", region_memcpy)->Arg(mib);
+  add("dist_array_halo/exchange", halo_exchange)->Arg(4000);
+  add("dist_array_halo/pscw", halo_pscw)->Arg(4000);
   return true;
 }
 

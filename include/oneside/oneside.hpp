@@ -9,6 +9,7 @@
 #include <oneside/pgas/future.hpp>
 #include <oneside/pgas/global_ptr.hpp>
 #include <oneside/pgas/global_ref.hpp>
+#include <oneside/pgas/halo.hpp>
 #include <oneside/pgas/heap.hpp>
 #include <oneside/pgas/local_view.hpp>
 #include <oneside/pgas/lock.hpp>

@@ -5,13 +5,17 @@
 // run for block and none, one element each for cyclic). Per owner: one run on both sides is
 // one contiguous copy or transfer; a block mapped here is copied run by run; otherwise one
 // layout put or get with both sides as nested hindexed types, which the datatype engine moves
-// as iovecs.
+// as iovecs. A block with halos is stored padded by them (local index l at l + width); the
+// halo exchange at the end of this file fills the padding.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <oneside/pgas/atomic.hpp>
 #include <oneside/pgas/dist_array.hpp>
 #include <oneside/pgas/symmetric_heap.hpp>
 #include <oneside/pgas/when_all.hpp>
@@ -230,11 +234,22 @@ const datatype& byte_type() {
   return datatype::of<std::byte>();
 }
 
+// The halo width of dimension d (0 without halo).
+std::size_t halo_width(const array_desc& a, std::size_t d) {
+  return a.halo.empty() ? 0 : a.halo[d];
+}
+
+// Halo exchange words per rank and kind: one per direction of a 3-D neighbourhood (3^3), the
+// grant words first (a neighbour may put into that halo), then the arrival words (its data
+// is there).
+constexpr std::size_t exchange_slots = 27;
+
 }  // namespace
 
 array_storage create_array(std::string_view name, const team& t,
                            std::span<const std::uint64_t> signature, const std::string& problem,
-                           std::span<const dim_map> dims, std::size_t element, std::size_t align) {
+                           std::span<const dim_map> dims, std::size_t element, std::size_t align,
+                           std::span<const std::size_t> halo) {
   const char* call = "dist_array";
   // Local checks first: every member decides them alike, before any collective.
   if (t.size() != world().size()) {
@@ -267,7 +282,8 @@ array_storage create_array(std::string_view name, const team& t,
   bool overflow = false;
   std::string block = "(";
   for (std::size_t d = 0; d < dims.size(); ++d) {
-    const std::size_t e = dims[d].local_extent(0);
+    const std::size_t w = halo.empty() ? 0 : halo[d];
+    const std::size_t e = dims[d].local_extent(0) + 2 * w;  // (halo widths ≤ the extent)
     block += (d == 0 ? "" : " x ") + std::to_string(e);
     if (e != 0 && elements > std::numeric_limits<std::size_t>::max() / e) overflow = true;
     elements *= e;
@@ -279,8 +295,13 @@ array_storage create_array(std::string_view name, const team& t,
               block + " elements of " + std::to_string(element) +
               " bytes, more than an address space holds");
   }
-  const std::size_t bytes = elements * element;
+  std::size_t bytes = elements * element;
   array_storage s;
+  if (!halo.empty()) {  // the exchange words after the block, 8-byte aligned
+    s.control = (bytes + 7) / 8 * 8;
+    bytes = s.control + 2 * exchange_slots * sizeof(std::uint64_t);
+    align = std::max(align, alignof(std::uint64_t));
+  }
   try {
     s.mine = symmetric_allocate_bytes(bytes, align);
   } catch (const oneside::error& e) {
@@ -289,6 +310,10 @@ array_storage create_array(std::string_view name, const team& t,
           quoted(name) + ": rank " + std::to_string(t.to_world(0)) + "'s block of " + block +
               " elements (" + std::to_string(bytes) +
               " bytes) does not fit its symmetric heap: " + e.what());
+  }
+  if (!halo.empty()) {  // zeroed before the allgather below, so before any rank signals
+    auto* words = reinterpret_cast<std::uint64_t*>(s.mine.address() + s.control);
+    std::fill(words, words + 2 * exchange_slots, std::uint64_t{0});
   }
   const std::vector<std::uint64_t> at = allgather(t, std::uint64_t{s.mine.address()});
   s.bases.assign(at.begin(), at.end());
@@ -354,9 +379,10 @@ future<> move_region(const array_desc& a, const std::size_t* lo, const std::size
     for (std::size_t d = 0; d < n; ++d) {
       const piece& p = pieces[d][k[d]];
       rank = rank * a.dims[d].procs + p.coord;
-      sizes[d] = static_cast<count_t>(a.dims[d].local_extent(p.coord));
+      const std::size_t w = halo_width(a, d);  // the owner's block is padded by it
+      sizes[d] = static_cast<count_t>(a.dims[d].local_extent(p.coord) + 2 * w);
       subsizes[d] = static_cast<count_t>(p.lhi - p.llo);
-      starts[d] = static_cast<count_t>(p.llo);
+      starts[d] = static_cast<count_t>(p.llo + w);
       offsets[d] = &p.offsets;
       lengths[d] = &p.lengths;
     }
@@ -474,7 +500,7 @@ void copy_region(const array_desc& from, const std::size_t* from_lo, const array
   for (std::size_t d = 0; d < n && !empty; ++d) {
     const dim_map& fm = from.dims[d];
     const dim_map& tm = to.dims[d];
-    to_extent[d] = tm.local_extent(coord[d]);
+    to_extent[d] = tm.local_extent(coord[d]) + 2 * halo_width(to, d);
     by_owner[d].assign(fm.procs, runs{});
     for (const piece& p : pieces_of(tm, to_lo[d], to_lo[d] + extents[d])) {
       if (p.coord != coord[d]) continue;
@@ -486,8 +512,9 @@ void copy_region(const array_desc& from, const std::size_t* from_lo, const array
           const std::size_t f = from_lo[d] + (g0 - to_lo[d]) + i;
           const std::size_t piece_len = std::min(len - i, fm.block - f % fm.block);
           runs& o = by_owner[d][fm.owner(f)];
-          const auto fl = static_cast<std::ptrdiff_t>(fm.local(f));
-          const auto tl = static_cast<std::ptrdiff_t>(tm.local(g0 + i));
+          // (Storage offsets: local indices shifted by the halos' padding.)
+          const auto fl = static_cast<std::ptrdiff_t>(fm.local(f) + halo_width(from, d));
+          const auto tl = static_cast<std::ptrdiff_t>(tm.local(g0 + i) + halo_width(to, d));
           if (!o.lengths.empty() && o.from_offsets.back() + o.lengths.back() == fl &&
               o.to_offsets.back() + o.lengths.back() == tl) {
             o.lengths.back() += static_cast<count_t>(piece_len);
@@ -520,7 +547,7 @@ void copy_region(const array_desc& from, const std::size_t* from_lo, const array
       for (std::size_t d = 0; d < n; ++d) {
         const std::size_t c = owners[d][k[d]];
         owner = owner * from.dims[d].procs + c;
-        from_extent[d] = from.dims[d].local_extent(c);
+        from_extent[d] = from.dims[d].local_extent(c) + 2 * halo_width(from, d);
         const runs& r = by_owner[d][c];
         f_off[d] = &r.from_offsets;
         t_off[d] = &r.to_offsets;
@@ -538,6 +565,365 @@ void copy_region(const array_desc& from, const std::size_t* from_lo, const array
   }
   for (const future<>& f : pending) f.wait();
   barrier(t);  // every rank's part of `to` is in place
+}
+
+// ---- halos -------------------------------------------------------------------------------
+
+namespace {
+
+// One dimension of a halo box: padded indices [dst, dst + len) of the receiver's block take
+// padded indices [src, src + len) of the sender's.
+struct segment {
+  std::size_t dst = 0;
+  std::size_t src = 0;
+  std::size_t len = 0;
+};
+
+// The segments of dimension d for direction `dir` (-1, 0, +1: the receiver's halo below its
+// cells, its cells, the halo above) between a receiver of extent er and a sender of extent
+// es, halo width w. Beyond the sender's extent the source wraps around it (which happens only
+// when sender and receiver are the one rank of a periodic dimension).
+void segments_of(int dir, std::size_t er, std::size_t es, std::size_t w,
+                 std::vector<segment>& out) {
+  out.clear();
+  if (dir == 0) {
+    out.push_back({w, w, er});
+    return;
+  }
+  std::size_t q = dir < 0 ? 0 : w + er;              // padded index in the receiver
+  std::size_t p = dir < 0 ? (es - w % es) % es : 0;  // local index in the sender
+  for (std::size_t rest = w; rest > 0;) {
+    const std::size_t len = std::min(rest, es - p);
+    out.push_back({q, p + w, len});
+    q += len;
+    rest -= len;
+    p = 0;
+  }
+}
+
+// A box of a halo: per dimension its padded start in the receiver's and the sender's block,
+// and its length.
+struct box {
+  std::array<std::size_t, 3> dst{};
+  std::array<std::size_t, 3> src{};
+  std::array<std::size_t, 3> len{};
+};
+
+// Copies a box between two mapped padded blocks (strides in bytes), one run of the last
+// dimension at a time.
+void copy_box(std::byte* dst, const std::array<std::size_t, 3>& dst_stride, const std::byte* src,
+              const std::array<std::size_t, 3>& src_stride, const box& b, std::size_t n,
+              std::size_t element) {
+  const std::size_t last = n - 1;
+  const std::size_t bytes = b.len[last] * element;
+  std::array<std::size_t, 3> counts{};
+  for (std::size_t d = 0; d < last; ++d) counts[d] = b.len[d];
+  for_each_combination(std::span(counts.data(), last), [&](const std::array<std::size_t, 3>& i) {
+    std::size_t to = b.dst[last] * element;
+    std::size_t from = b.src[last] * element;
+    for (std::size_t d = 0; d < last; ++d) {
+      to += (b.dst[d] + i[d]) * dst_stride[d];
+      from += (b.src[d] + i[d]) * src_stride[d];
+    }
+    oneside::detail::copy_bytes(dst + to, src + from, bytes);
+  });
+}
+
+}  // namespace
+
+// What one rank's halo exchanges do, worked out once per array (make_halo_plan): per
+// direction it sends to, the receiver's block and words and the boxes (copied when the block
+// is mapped here, else one layout put per box with its types built once), the grant words of
+// the neighbours it receives from, and its own words.
+struct halo_plan {
+  struct send {
+    rank_t target = 0;                    // world rank
+    std::size_t slot = 0;                 // the direction, seen from the receiver
+    std::byte* mapped = nullptr;          // the receiver's block, when this process maps it
+    std::uintptr_t base = 0;              // else its address there
+    std::array<std::size_t, 3> stride{};  // its padded strides, bytes
+    global_ptr<std::uint64_t> arrival;    // its arrival word of `slot`
+    std::vector<box> boxes;
+    std::vector<datatype> src_types;  // per box, when not mapped
+    std::vector<datatype> dst_types;
+  };
+
+  std::size_t n = 0;
+  std::size_t element = 0;
+  std::byte* mine = nullptr;  // this rank's padded block
+  std::array<std::size_t, 3> stride{};
+  const std::uint64_t* grants = nullptr;    // this rank's words
+  const std::uint64_t* arrivals = nullptr;  // "
+  std::vector<send> sends;
+  std::vector<std::size_t> expected;                   // the slots this rank receives from
+  std::vector<global_ptr<std::uint64_t>> grant_words;  // of the senders, one per slot
+};
+
+namespace {
+
+// One halo_exchange of one rank, advanced by polling (see exchange_halo): each send is put
+// once the receiver granted the epoch, then the receiver's arrival word is set; then the
+// arrival words of the directions this rank receives from.
+class halo_exchange_state {
+ public:
+  halo_exchange_state(std::shared_ptr<const halo_plan> p, std::uint64_t e)
+      : plan_(std::move(p)), epoch_(e), sends_(plan_->sends.size()) {}
+
+  std::vector<future<>> grant_stores;
+
+  bool poll() {
+    bool done = true;
+    for (std::size_t i = 0; i < sends_.size(); ++i) {
+      const halo_plan::send& s = plan_->sends[i];
+      send_progress& st = sends_[i];
+      if (st.stage == 0) {
+        if (load_word(plan_->grants + s.slot) < epoch_) {
+          done = false;
+          continue;
+        }
+        issue(s, st);
+      }
+      if (st.stage == 1) {
+        bool ready = true;
+        for (const future<>& f : st.puts) ready = ready && f.is_ready();
+        if (!ready) {
+          done = false;
+          continue;
+        }
+        st.puts.clear();
+        st.signal = oneside::store(s.arrival, epoch_);
+        st.stage = 2;
+      }
+      if (st.stage == 2) {
+        if (!st.signal.is_ready()) {
+          done = false;
+          continue;
+        }
+        st.stage = 3;
+      }
+    }
+    for (const future<>& f : grant_stores) done = done && f.is_ready();
+    if (!done) return false;
+    for (const std::size_t slot : plan_->expected) {
+      if (load_word(plan_->arrivals + slot) < epoch_) return false;
+    }
+    return true;
+  }
+
+ private:
+  struct send_progress {
+    int stage = 0;  // 0: waits for the grant, 1: puts in flight, 2: arrival word set, 3: done
+    std::vector<future<>> puts;
+    future<> signal;
+  };
+
+  static std::uint64_t load_word(const std::uint64_t* w) noexcept {
+    return std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(w))
+        .load(std::memory_order_acquire);
+  }
+  // Moves the boxes of `s`: copied into a mapped block (then its arrival word is set at
+  // once), else one layout put per box.
+  void issue(const halo_plan::send& s, send_progress& st) {
+    const halo_plan& p = *plan_;
+    if (s.mapped != nullptr) {
+      for (const box& b : s.boxes)
+        copy_box(s.mapped, s.stride, p.mine, p.stride, b, p.n, p.element);
+      st.signal = oneside::store(s.arrival, epoch_);
+      st.stage = 2;
+      return;
+    }
+    for (std::size_t b = 0; b < s.boxes.size(); ++b) {
+      st.puts.push_back(put_layout(p.mine, 1, s.src_types[b], s.target, s.base, 1, s.dst_types[b]));
+    }
+    st.stage = 1;
+  }
+
+  std::shared_ptr<const halo_plan> plan_;
+  std::uint64_t epoch_;
+  std::vector<send_progress> sends_;
+};
+
+// The slot of direction `dir` (entries -1, 0, +1) in a neighbourhood of n dimensions.
+std::size_t slot_of(const std::array<int, 3>& dir, std::size_t n) {
+  std::size_t s = 0;
+  for (std::size_t d = 0; d < n; ++d) s = s * 3 + static_cast<std::size_t>(dir[d] + 1);
+  return s;
+}
+
+}  // namespace
+
+std::string halo_problem(std::span<const dim_map> dims, std::span<const distribution> dists,
+                         std::span<const std::size_t> width) {
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const std::size_t w = width[d];
+    const distribution::kind k = dists[d].how;
+    if (w != 0 && (k == distribution::kind::cyclic || k == distribution::kind::block_cyclic)) {
+      return "a halo of width " + std::to_string(w) + " in dimension " + std::to_string(d) +
+             ", which is " + (k == distribution::kind::cyclic ? "cyclic" : "block-cyclic") +
+             ": halos need a block or none distribution";
+    }
+  }
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const std::size_t w = width[d];
+    // (Padded extents must not wrap around; the block's size is checked afterwards.)
+    if (w > (std::numeric_limits<std::size_t>::max() - dims[d].extent) / 4) {
+      return "the halo of width " + std::to_string(w) + " in dimension " + std::to_string(d) +
+             " is wider than an address space holds";
+    }
+    // Spread over several ranks, each takes its halo from one neighbour per side.
+    if (w == 0 || dims[d].procs < 2) continue;
+    for (std::size_t c = 0; c < dims[d].procs; ++c) {
+      if (dims[d].local_extent(c) < w) {
+        return "the halo of width " + std::to_string(w) + " in dimension " + std::to_string(d) +
+               " is wider than the " + std::to_string(dims[d].local_extent(c)) +
+               " elements grid coordinate " + std::to_string(c) + " of that dimension holds";
+      }
+    }
+  }
+  return {};
+}
+
+std::shared_ptr<const halo_plan> make_halo_plan(const array_desc& a, rank_t me,
+                                                std::span<const bool> periodic) {
+  const std::size_t n = a.dims.size();
+  if (a.bases.empty()) {
+    raise(error_class::arg, {.call = "dist_array::halo_exchange"},
+          quoted(a.name) + " was moved from");
+  }
+  auto x = std::make_shared<halo_plan>();
+  x->n = n;
+  x->element = a.element;
+  const auto mine = static_cast<std::size_t>(me);
+  x->mine = reinterpret_cast<std::byte*>(a.bases[mine]);
+  x->grants = reinterpret_cast<const std::uint64_t*>(a.bases[mine] + a.control);
+  x->arrivals = x->grants + exchange_slots;
+  // Grid coordinates and padded extents.
+  auto coords_of = [&](std::size_t r) {
+    std::array<std::size_t, 3> c{};
+    for (std::size_t d = n; d-- > 0;) {
+      c[d] = r % a.dims[d].procs;
+      r /= a.dims[d].procs;
+    }
+    return c;
+  };
+  auto rank_of = [&](const std::array<std::size_t, 3>& c) {
+    std::size_t r = 0;
+    for (std::size_t d = 0; d < n; ++d) r = r * a.dims[d].procs + c[d];
+    return r;
+  };
+  auto padded = [&](const std::array<std::size_t, 3>& c) {
+    std::array<std::size_t, 3> e{};
+    for (std::size_t d = 0; d < n; ++d) e[d] = a.dims[d].local_extent(c[d]) + 2 * a.halo[d];
+    return e;
+  };
+  const std::array<std::size_t, 3> me_c = coords_of(mine);
+  const std::array<std::size_t, 3> me_e = padded(me_c);
+  x->stride = strides_of(me_e.data(), n, a.element);
+  // The neighbour coordinates me_c + sign * dir (false: none, beyond a non-periodic edge).
+  auto neighbour = [&](const std::array<int, 3>& dir, int sign, std::array<std::size_t, 3>& c) {
+    for (std::size_t d = 0; d < n; ++d) {
+      c[d] = me_c[d];
+      if (dir[d] == 0) continue;
+      const auto p = static_cast<std::ptrdiff_t>(a.dims[d].procs);
+      std::ptrdiff_t k = static_cast<std::ptrdiff_t>(me_c[d]) + sign * dir[d];
+      if (k < 0 || k >= p) {
+        if (!periodic[d]) return false;
+        k = (k % p + p) % p;
+      }
+      c[d] = static_cast<std::size_t>(k);
+    }
+    return true;
+  };
+  std::array<std::size_t, 3> counts{};
+  for (std::size_t d = 0; d < n; ++d) counts[d] = 3;
+  std::array<std::vector<segment>, 3> segs;
+  for_each_combination(std::span(counts.data(), n), [&](const std::array<std::size_t, 3>& k) {
+    std::array<int, 3> dir{};
+    bool centre = true;
+    for (std::size_t d = 0; d < n; ++d) {
+      dir[d] = static_cast<int>(k[d]) - 1;
+      if (dir[d] != 0 && a.halo[d] == 0) return;  // an empty halo box
+      // Along a dimension without halo the box spans this rank's cells (and its partner's,
+      // at the same coordinate): none there, nothing moves either way.
+      if (dir[d] == 0 && a.dims[d].local_extent(me_c[d]) == 0) return;
+      centre = centre && dir[d] == 0;
+    }
+    if (centre) return;
+    const std::size_t slot = slot_of(dir, n);
+    std::array<std::size_t, 3> c{};
+    // Receiving: my halo in direction dir comes from me + dir; grant it that epoch.
+    if (neighbour(dir, +1, c)) {
+      const std::size_t from = rank_of(c);
+      x->expected.push_back(slot);
+      const std::uintptr_t word = a.bases[from] + a.control + slot * sizeof(std::uint64_t);
+      x->grant_words.emplace_back(a.world_ranks[from], word);
+    }
+    // Sending: my cells on the far side fill the halo in direction dir of me - dir.
+    if (neighbour(dir, -1, c)) {
+      const std::size_t to = rank_of(c);
+      halo_plan::send s;
+      s.target = a.world_ranks[to];
+      s.slot = slot;
+      s.base = a.bases[to];
+      const std::array<std::size_t, 3> to_e = padded(c);
+      s.stride = strides_of(to_e.data(), n, a.element);
+      s.mapped =
+          to == mine
+              ? x->mine
+              : static_cast<std::byte*>(local_address(s.target, s.base, s.stride[0] * to_e[0]));
+      s.arrival = global_ptr<std::uint64_t>(
+          s.target, s.base + a.control + (exchange_slots + slot) * sizeof(std::uint64_t));
+      std::array<std::size_t, 3> nseg{};
+      for (std::size_t d = 0; d < n; ++d) {
+        segments_of(dir[d], a.dims[d].local_extent(c[d]), a.dims[d].local_extent(me_c[d]),
+                    a.halo[d], segs[d]);
+        nseg[d] = segs[d].size();
+      }
+      for_each_combination(std::span(nseg.data(), n), [&](const std::array<std::size_t, 3>& i) {
+        box b;
+        for (std::size_t d = 0; d < n; ++d) {
+          const segment& g = segs[d][i[d]];
+          b.dst[d] = g.dst;
+          b.src[d] = g.src;
+          b.len[d] = g.len;
+        }
+        s.boxes.push_back(b);
+      });
+      if (s.mapped == nullptr) {  // one layout put per box: its two types
+        const datatype element_type =
+            datatype::contiguous(static_cast<count_t>(a.element), byte_type());
+        for (const box& b : s.boxes) {
+          std::array<std::vector<std::ptrdiff_t>, 3> src_off, dst_off;
+          std::array<std::vector<count_t>, 3> lengths;
+          std::array<const std::vector<std::ptrdiff_t>*, 3> so{}, dof{};
+          std::array<const std::vector<count_t>*, 3> ls{};
+          for (std::size_t d = 0; d < n; ++d) {
+            src_off[d].assign(1, static_cast<std::ptrdiff_t>(b.src[d]));
+            dst_off[d].assign(1, static_cast<std::ptrdiff_t>(b.dst[d]));
+            lengths[d].assign(1, static_cast<count_t>(b.len[d]));
+            so[d] = &src_off[d];
+            dof[d] = &dst_off[d];
+            ls[d] = &lengths[d];
+          }
+          s.src_types.push_back(nested_runs(std::span(so.data(), n), std::span(ls.data(), n),
+                                            std::span(x->stride.data(), n), element_type));
+          s.dst_types.push_back(nested_runs(std::span(dof.data(), n), std::span(ls.data(), n),
+                                            std::span(s.stride.data(), n), element_type));
+        }
+      }
+      x->sends.push_back(std::move(s));
+    }
+  });
+  return x;
+}
+
+future<> exchange_halo(const std::shared_ptr<const halo_plan>& plan, std::uint64_t epoch) {
+  auto x = std::make_shared<halo_exchange_state>(plan, epoch);
+  for (const global_ptr<std::uint64_t>& w : plan->grant_words) {
+    future<> f = oneside::store(w, epoch);
+    if (!f.is_ready()) x->grant_stores.push_back(std::move(f));
+  }
+  return make_pending_future([x] { return x->poll(); });
 }
 
 }  // namespace oneside::pgas::detail

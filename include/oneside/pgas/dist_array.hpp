@@ -20,6 +20,11 @@
 // - a.local() views this rank's block (local_view.hpp) at raw pointer speed;
 //   global_index/local_index map between its indices and the global ones.
 //   for_each_local/transform_local run over it in parallel on this rank's task arena.
+// - Halos (halo.hpp; block and none dimensions only): each rank's block is stored padded by
+//   the halo's width on both sides of each dimension, so local() is a padded (strided) view
+//   of the owned cells and local_with_halo() a dense view of the whole padded block (owned
+//   local index l at l + width). halo_exchange() / halo_exchange_async() (collective) fill
+//   every rank's padding, corners included, from its neighbours' owned cells.
 // - Errors (oneside::error, naming the array, the call, the index or region and the rank; the
 //   call changes nothing): arg for an index or a region outside the extents, a buffer whose
 //   size is not the region's, arguments that differ between ranks, an invalid pattern or a
@@ -31,6 +36,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,6 +49,7 @@
 #include <oneside/pgas/future.hpp>
 #include <oneside/pgas/global_ptr.hpp>
 #include <oneside/pgas/global_ref.hpp>
+#include <oneside/pgas/halo.hpp>
 #include <oneside/pgas/local_view.hpp>
 #include <oneside/pgas/pattern.hpp>
 #include <oneside/pgas/region.hpp>
@@ -58,14 +65,17 @@ namespace pgas::detail {
 struct array_desc {
   std::string_view name;
   std::span<const dim_map> dims;
-  std::span<const std::uintptr_t> bases;  // team rank → address of its block (world rank's)
-  std::span<const rank_t> world_ranks;    // team rank → world rank
-  std::size_t element = 0;                // bytes of one element
+  std::span<const std::uintptr_t> bases;   // team rank → address of its block (world rank's)
+  std::span<const rank_t> world_ranks;     // team rank → world rank
+  std::size_t element = 0;                 // bytes of one element
+  std::span<const std::size_t> halo = {};  // halo width per dimension (empty: none)
+  std::size_t control = 0;                 // halos: the offset of the exchange words in a block
 };
 
 // The storage of a new array: this rank's block, and every member's.
 struct array_storage {
   global_ptr<void> mine;
+  std::size_t control = 0;  // see array_desc
   std::vector<std::uintptr_t> bases;
   std::vector<rank_t> world_ranks;
 };
@@ -73,10 +83,27 @@ struct array_storage {
 // Collective over `t`: checks that every member passed the same `signature` (the extents,
 // distributions, grid and element type), that `problem` (pattern::check's verdict) is empty
 // and that the largest block (rank 0's, of `dims`) fits, then allocates the blocks on the
-// symmetric heap. Raises on every member alike, with nothing allocated.
+// symmetric heap. Raises on every member alike, with nothing allocated. With a halo (a width
+// per dimension), each block is padded by it and followed by the words halo exchanges signal.
 array_storage create_array(std::string_view name, const team& t,
                            std::span<const std::uint64_t> signature, const std::string& problem,
-                           std::span<const dim_map> dims, std::size_t element, std::size_t align);
+                           std::span<const dim_map> dims, std::size_t element, std::size_t align,
+                           std::span<const std::size_t> halo = {});
+// What is wrong with a halo of `width` on an array of `dims` distributed as `dists` (empty:
+// nothing): a cyclic or block-cyclic dimension with a halo, or a width above some rank's
+// extent in a distributed dimension.
+std::string halo_problem(std::span<const dim_map> dims, std::span<const distribution> dists,
+                         std::span<const std::size_t> width);
+// What this rank's (`me`, a team rank) halo exchanges move where: worked out once per array
+// (error(arg) naming dist_array::halo_exchange for a moved-from array).
+struct halo_plan;
+std::shared_ptr<const halo_plan> make_halo_plan(const array_desc& a, rank_t me,
+                                                std::span<const bool> periodic);
+// Collective over the array's team (every member, the same `epoch`, one more than the last
+// one's): puts this rank's border cells into its neighbours' halos once each neighbour is
+// ready for them, and waits for its own halos. The future is ready when this rank's halos
+// hold the neighbours' cells and its own cells have been delivered.
+future<> exchange_halo(const std::shared_ptr<const halo_plan>& plan, std::uint64_t epoch);
 // Frees the blocks (collective over the world); never throws.
 void destroy_array(global_ptr<void> mine) noexcept;
 // Moves region (lo, extents) of the array from the dense row-major buffer `in` (a put) or to
@@ -106,6 +133,7 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
   using index_type = std::array<std::size_t, N>;
   using region_type = region<N>;
   using pattern_type = oneside::pattern<N>;
+  using halo_type = oneside::halo<N>;
 
   // Collective over `t`: the array of `extents` with distributions `dists` over a grid as
   // square as possible (pattern.hpp); elements uninitialised. `name` names it in errors.
@@ -116,11 +144,27 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
   // The same over a given grid (product: the team's size; 1 for a dist::none dimension).
   dist_array(const team& t, const index_type& extents, const std::array<distribution, N>& dists,
              const std::array<int, N>& grid, std::string name = "dist_array")
-      : name_(std::move(name)), pattern_(make_pattern(t, extents, dists, grid)) {
-    pgas::detail::array_storage s =
-        pgas::detail::create_array(name_, t, signature(extents, dists, grid),
-                                   pattern_type::check(extents, dists, grid, t.size()),
-                                   pattern_.dims(), sizeof(T), alignof(T));
+      : dist_array(t, extents, dists, grid, halo_type{}, std::move(name)) {}
+  // With a halo `h` (halo.hpp) on a grid as square as possible, or a given one. Errors (arg,
+  // on every member, nothing allocated) besides the above: a halo on a cyclic or
+  // block-cyclic dimension, or wider than some rank's extent of a dimension spread over
+  // more than one rank.
+  dist_array(const team& t, const index_type& extents, const std::array<distribution, N>& dists,
+             const halo_type& h, std::string name = "dist_array")
+      : dist_array(t, extents, dists, pattern_type::square_grid(dists, t.size()), h,
+                   std::move(name)) {}
+  dist_array(const team& t, const index_type& extents, const std::array<distribution, N>& dists,
+             const std::array<int, N>& grid, const halo_type& h, std::string name = "dist_array")
+      : name_(std::move(name)), pattern_(make_pattern(t, extents, dists, grid)), halo_(h) {
+    std::string problem = pattern_type::check(extents, dists, grid, t.size());
+    if (problem.empty() && h.any())
+      problem = pgas::detail::halo_problem(pattern_.dims(), dists, h.width);
+    pgas::detail::array_storage s = pgas::detail::create_array(
+        name_, t, signature(extents, dists, grid, h), problem, pattern_.dims(), sizeof(T),
+        alignof(T),
+        h.any() ? std::span<const std::size_t>(halo_.width) : std::span<const std::size_t>());
+    if (!h.any()) halo_ = halo_type{};
+    control_ = s.control;
     mine_ = static_pointer_cast<T>(s.mine);
     bases_ = std::move(s.bases);
     world_ranks_ = std::move(s.world_ranks);
@@ -133,6 +177,10 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
   dist_array(dist_array&& o) noexcept
       : name_(std::move(o.name_)),
         pattern_(o.pattern_),
+        halo_(o.halo_),
+        control_(o.control_),
+        exchanges_(o.exchanges_),
+        halo_plan_(std::move(o.halo_plan_)),
         team_(o.team_),
         me_(o.me_),
         mine_(std::exchange(o.mine_, nullptr)),
@@ -145,6 +193,10 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
       release();
       name_ = std::move(o.name_);
       pattern_ = o.pattern_;
+      halo_ = o.halo_;
+      control_ = o.control_;
+      exchanges_ = o.exchanges_;
+      halo_plan_ = std::move(o.halo_plan_);
       team_ = o.team_;
       me_ = o.me_;
       mine_ = std::exchange(o.mine_, nullptr);
@@ -163,6 +215,8 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
   const index_type& extents() const noexcept { return pattern_.extents(); }
   std::size_t extent(std::size_t d) const noexcept { return pattern_.extents()[d]; }
   std::size_t size() const noexcept { return pattern_.size(); }
+  // The halo it was built with (none: every width 0).
+  const halo_type& get_halo() const noexcept { return halo_; }
 
   // ---- element access ----------------------------------------------------------------------
 
@@ -172,8 +226,7 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
       pgas::detail::index_out_of_range(desc(), idx.data(), "dist_array::ptr");
     }
     const rank_t r = pattern_.owner(idx);
-    const std::size_t off =
-        pattern_type::offset(pattern_.local_index(idx), pattern_.local_extents(r));
+    const std::size_t off = storage_offset(r, pattern_.local_index(idx));
     return global_ptr<T>(world_ranks_[static_cast<std::size_t>(r)],
                          bases_[static_cast<std::size_t>(r)] + off * sizeof(T));
   }
@@ -189,9 +242,21 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
 
   // ---- this rank's block -------------------------------------------------------------------
 
-  // This rank's elements (row-major over local_extents()).
-  local_view<T, N> local() noexcept { return {raw(), pattern_.local_extents(me_)}; }
-  local_view<const T, N> local() const noexcept { return {raw(), pattern_.local_extents(me_)}; }
+  // This rank's elements (row-major over local_extents(); with a halo, padded: the rows of
+  // the last dimension are contiguous, not the whole block).
+  local_view<T, N> local() noexcept {
+    if (!halo_.any()) return {raw(), pattern_.local_extents(me_)};
+    return {raw() + padded_offset(index_type{}), pattern_.local_extents(me_), padded_strides()};
+  }
+  local_view<const T, N> local() const noexcept {
+    if (!halo_.any()) return {raw(), pattern_.local_extents(me_)};
+    return {raw() + padded_offset(index_type{}), pattern_.local_extents(me_), padded_strides()};
+  }
+  // This rank's block with its halo: a dense view of local_extents()[d] + 2 * width[d]
+  // elements per dimension, where owned local index l is at l + width (the halo cells at
+  // indices below width and from width + local extent on). The same as local() without halo.
+  local_view<T, N> local_with_halo() noexcept { return {raw(), padded_extents()}; }
+  local_view<const T, N> local_with_halo() const noexcept { return {raw(), padded_extents()}; }
   index_type local_extents() const noexcept { return pattern_.local_extents(me_); }
   // The global index of this rank's local index l, and whether this rank owns global idx.
   index_type global_index(const index_type& l) const noexcept {
@@ -208,6 +273,10 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
   requires std::invocable<F&, T&> || std::invocable<F&, const index_type&, T&>
   void for_each_local(F f) {
     const local_view<T, N> v = local();
+    if (!v.contiguous()) {
+      for_each_padded(v, f);
+      return;
+    }
     this_rank_arena().parallel_for(v.size(), [&](std::size_t begin, std::size_t end) {
       if constexpr (std::invocable<F&, const index_type&, T&>) {
         index_type l = v.index_of(begin);
@@ -231,6 +300,26 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
       for_each_local([&f](T& e) { e = f(std::as_const(e)); });
     }
   }
+
+  // ---- halos ------------------------------------------------------------------------------
+
+  // Fills this rank's halo cells from its neighbours' owned cells (corners included), across
+  // periodic edges too; the halo beyond a non-periodic edge keeps what it held. Collective
+  // over the team (every member calls it, the same number of times, each call after the
+  // previous one's future is ready). A rank's own writes to its owned cells before the call
+  // are what its neighbours receive; between the call and the future's readiness the halo
+  // cells must not be accessed, nor the owned cells the exchange sends (those within the halo
+  // width of a side with a neighbour) written; the others are free (a stencil's interior). The
+  // call returns at once (puts to neighbours ready for them go out); the future is ready
+  // when this rank's halos are filled and its cells delivered; waiting on it (or progress())
+  // sends the rest. Without a halo: a ready future.
+  future<> halo_exchange_async() {
+    if (!halo_.any()) return {};
+    if (halo_plan_ == nullptr)
+      halo_plan_ = pgas::detail::make_halo_plan(desc(), me_, halo_.periodic);
+    return pgas::detail::exchange_halo(halo_plan_, ++exchanges_);
+  }
+  void halo_exchange() { halo_exchange_async().wait(); }
 
   // ---- bulk access -------------------------------------------------------------------------
 
@@ -282,18 +371,64 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
   }
   static std::vector<std::uint64_t> signature(const index_type& extents,
                                               const std::array<distribution, N>& dists,
-                                              const std::array<int, N>& grid) {
+                                              const std::array<int, N>& grid, const halo_type& h) {
     std::vector<std::uint64_t> s{N, sizeof(T), alignof(T)};
     for (std::size_t d = 0; d < N; ++d) {
       s.push_back(extents[d]);
       s.push_back(static_cast<std::uint64_t>(dists[d].how));
       s.push_back(dists[d].block_size);
       s.push_back(static_cast<std::uint64_t>(static_cast<std::int64_t>(grid[d])));
+      s.push_back(h.width[d]);
+      s.push_back(h.periodic[d] ? 1 : 0);
     }
     return s;
   }
   pgas::detail::array_desc desc() const noexcept {
-    return {name_, pattern_.dims(), bases_, world_ranks_, sizeof(T)};
+    if (!halo_.any()) return {name_, pattern_.dims(), bases_, world_ranks_, sizeof(T)};
+    return {name_, pattern_.dims(), bases_, world_ranks_, sizeof(T), halo_.width, control_};
+  }
+  // Rank r's block with its padding, and the storage offset of its local index l.
+  index_type padded_extents(rank_t r) const noexcept {
+    index_type e = pattern_.local_extents(r);
+    for (std::size_t d = 0; d < N; ++d) e[d] += 2 * halo_.width[d];
+    return e;
+  }
+  index_type padded_extents() const noexcept { return padded_extents(me_); }
+  std::size_t storage_offset(rank_t r, index_type l) const noexcept {
+    if (!halo_.any()) return pattern_type::offset(l, pattern_.local_extents(r));
+    for (std::size_t d = 0; d < N; ++d) l[d] += halo_.width[d];
+    return pattern_type::offset(l, padded_extents(r));
+  }
+  // This rank's offset of owned local index l, and the strides of its padded block.
+  std::size_t padded_offset(const index_type& l) const noexcept { return storage_offset(me_, l); }
+  index_type padded_strides() const noexcept {
+    const index_type e = padded_extents();
+    index_type s{};
+    std::size_t n = 1;
+    for (std::size_t d = N; d-- > 0;) {
+      s[d] = n;
+      n *= e[d];
+    }
+    return s;
+  }
+  // for_each_local over a padded view: in parallel over the rows of the last dimension.
+  template <class F>
+  void for_each_padded(const local_view<T, N>& v, F& f) {
+    const std::size_t row = v.extent(N - 1);
+    if (v.size() == 0) return;
+    this_rank_arena().parallel_for(v.size() / row, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t r = begin; r < end; ++r) {
+        index_type l = v.index_of(r * row);
+        T* p = &v[l];
+        for (std::size_t i = 0; i < row; ++i, ++l[N - 1]) {
+          if constexpr (std::invocable<F&, const index_type&, T&>) {
+            f(static_cast<const index_type&>(pattern_.global_index(me_, l)), p[i]);
+          } else {
+            f(p[i]);
+          }
+        }
+      }
+    });
   }
   T* raw() const noexcept {
     return mine_ ? reinterpret_cast<T*>(mine_.address()) : nullptr;  // this rank's own block
@@ -309,10 +444,15 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
     if (!bases_.empty()) pgas::detail::destroy_array(static_pointer_cast<void>(mine_));
     bases_.clear();
     mine_ = nullptr;
+    halo_plan_.reset();
   }
 
   std::string name_;
   pattern_type pattern_;
+  halo_type halo_;
+  std::size_t control_ = 0;
+  std::uint64_t exchanges_ = 0;
+  std::shared_ptr<const pgas::detail::halo_plan> halo_plan_;  // made by the first exchange
   team team_;
   rank_t me_ = 0;
   global_ptr<T> mine_;

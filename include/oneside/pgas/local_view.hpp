@@ -1,7 +1,13 @@
-// local_view<T, N>: a non-owning view of a dense N-d row-major block (layout right: the last
+// local_view<T, N>: a non-owning view of an N-d row-major block (layout right: the last
 // index varies fastest), as std::mdspan<T, dextents<size_t, N>> would give; what
 // dist_array::local() returns for the block a rank owns. Indexing is a multiply-add per
 // dimension on a raw pointer, with no check (use at() for a checked access).
+//
+// The block is dense (strides from the extents) or padded (explicit strides, the last one 1:
+// rows of the last dimension are contiguous, with gaps between them, as std::mdspan's
+// layout_right_padded; a dist_array with halos views its owned cells so). contiguous() tells
+// which; span(), begin() and end() walk the storage and are meaningful only for a contiguous
+// view. size() and index_of() always count the viewed elements, not the gaps.
 #pragma once
 
 #include <array>
@@ -31,6 +37,19 @@ requires(N >= 1) class local_view {
     }
     size_ = s;
   }
+  // The block of `extents` elements at `data` whose neighbours along dimension d are
+  // strides[d] elements apart; strides[N - 1] must be 1 and each stride at least the span
+  // of the dimensions after it (a padded row-major layout).
+  constexpr local_view(T* data, const index_type& extents, const index_type& strides) noexcept
+      : data_(data), extents_(extents), strides_(strides) {
+    std::size_t s = 1;
+    for (std::size_t d = N; d-- > 0;) {
+      dense_ = dense_ && strides_[d] == s;
+      s *= extents_[d];
+    }
+    size_ = s;
+    dense_ = dense_ || size_ == 0;
+  }
 
   constexpr T* data() const noexcept { return data_; }
   constexpr std::size_t size() const noexcept { return size_; }
@@ -39,7 +58,10 @@ requires(N >= 1) class local_view {
   constexpr std::size_t extent(std::size_t d) const noexcept { return extents_[d]; }
   // Elements between neighbours along dimension d (the last dimension's is 1).
   constexpr std::size_t stride(std::size_t d) const noexcept { return strides_[d]; }
-  // The elements in storage order.
+  // Whether the elements are one run of storage (a dense view, or padding that happens to
+  // be empty); span(), begin() and end() need it.
+  constexpr bool contiguous() const noexcept { return dense_; }
+  // The elements in storage order (a contiguous view only).
   constexpr std::span<T> span() const noexcept { return {data_, size_}; }
   constexpr T* begin() const noexcept { return data_; }
   constexpr T* end() const noexcept { return data_ + size_; }
@@ -52,13 +74,14 @@ requires(N >= 1) class local_view {
   }
   constexpr T& operator[](const index_type& idx) const noexcept { return data_[offset(idx)]; }
   constexpr T& operator[](std::size_t i) const noexcept requires(N == 1) { return data_[i]; }
-  // The row-major offset of idx (no range check).
+  // The storage offset of idx from data() (no range check).
   constexpr std::size_t offset(const index_type& idx) const noexcept {
     std::size_t o = idx[N - 1];  // the last stride is 1: spelled out, loops over it vectorize
     for (std::size_t d = 0; d + 1 < N; ++d) o += idx[d] * strides_[d];
     return o;
   }
-  // The local index at row-major offset o (< size()).
+  // The local index of the o-th element in row-major order (o < size(); for a dense view, the
+  // element at storage offset o).
   constexpr index_type index_of(std::size_t o) const noexcept {
     index_type idx{};
     for (std::size_t d = N; d-- > 0;) {
@@ -84,6 +107,7 @@ requires(N >= 1) class local_view {
   index_type extents_{};
   index_type strides_{};
   std::size_t size_ = 0;
+  bool dense_ = true;
 };
 
 }  // namespace oneside
