@@ -1,0 +1,62 @@
+// The untyped back of the dist_array algorithms (algorithm.hpp): their error messages and
+// the byte-level collectives the typed front gathers partial results and exchanges keys with.
+#include <string>
+
+#include <oneside/pgas/algorithm.hpp>
+#include <oneside/runtime/collectives.hpp>
+#include <oneside/runtime/datatype.hpp>
+#include <oneside/runtime/error.hpp>
+
+namespace oneside::pgas::detail {
+namespace {
+
+std::string tuple(const std::size_t* v, std::size_t n) {
+  std::string s = "(";
+  for (std::size_t d = 0; d < n; ++d) s += (d == 0 ? "" : ", ") + std::to_string(v[d]);
+  return s + ")";
+}
+
+datatype elements_of(std::size_t element) {
+  return datatype::contiguous(static_cast<count_t>(element), datatype::of<std::byte>());
+}
+
+}  // namespace
+
+void extents_differ(const char* call, std::string_view a, const std::size_t* ea, std::string_view b,
+                    const std::size_t* eb, std::size_t n) {
+  oneside::detail::raise(error_class::arg, {.call = call},
+                         "array '" + std::string(a) + "' of extents " + tuple(ea, n) +
+                             " and array '" + std::string(b) + "' of extents " + tuple(eb, n) +
+                             " differ in extents");
+}
+
+void allgather_bytes(const team& t, const void* in, std::size_t bytes, void* out) {
+  allgather(t, in, static_cast<count_t>(bytes), datatype::of<std::byte>(), out);
+}
+
+void allgatherv_bytes(const team& t, const void* in, std::size_t count, std::size_t element,
+                      void* out, std::span<const count_t> counts, std::span<const count_t> displs) {
+  allgatherv(t, in, static_cast<count_t>(count), elements_of(element), out, counts, displs);
+}
+
+void alltoallv_bytes(const team& t, const void* in, std::span<const count_t> send_counts,
+                     std::span<const count_t> send_displs, void* out,
+                     std::span<const count_t> recv_counts, std::span<const count_t> recv_displs,
+                     std::size_t element) {
+  alltoallv(t, in, send_counts, send_displs, out, recv_counts, recv_displs, elements_of(element));
+}
+
+void alltoall_counts(const team& t, std::span<const count_t> in, std::span<count_t> out) {
+  alltoall(t, in.data(), out.data(), 1, datatype::of<count_t>());
+}
+
+bool same_members(const team& a, const team& b) {
+  if (a == b) return true;
+  if (a.size() != b.size()) return false;
+  for (rank_t r = 0; r < a.size(); ++r) {
+    if (a.to_world(r) != b.to_world(r)) return false;
+  }
+  return true;
+}
+
+}  // namespace oneside::pgas::detail
