@@ -1,5 +1,6 @@
 // The untyped back of the dist_array algorithms (algorithm.hpp): their error messages and
 // the byte-level collectives the typed front gathers partial results and exchanges keys with.
+#include <array>
 #include <string>
 
 #include <oneside/pgas/algorithm.hpp>
@@ -28,6 +29,27 @@ void extents_differ(const char* call, std::string_view a, const std::size_t* ea,
                          "array '" + std::string(a) + "' of extents " + tuple(ea, n) +
                              " and array '" + std::string(b) + "' of extents " + tuple(eb, n) +
                              " differ in extents");
+}
+
+void check_region(const char* call, std::string_view name, const std::size_t* ae,
+                  const std::size_t* lo, const std::size_t* extents, std::size_t n) {
+  for (std::size_t d = 0; d < n; ++d) {
+    if (lo[d] > ae[d] || extents[d] > ae[d] - lo[d]) {
+      std::array<std::size_t, 3> hi{};
+      for (std::size_t k = 0; k < n; ++k) hi[k] = lo[k] + extents[k];
+      oneside::detail::raise(error_class::arg, {.call = call},
+                             "array '" + std::string(name) + "': the region from " + tuple(lo, n) +
+                                 " to " + tuple(hi.data(), n) +
+                                 " (exclusive) is outside the extents " + tuple(ae, n) +
+                                 " in dimension " + std::to_string(d));
+    }
+  }
+}
+
+void empty_region(const char* call, std::string_view name) {
+  oneside::detail::raise(
+      error_class::arg, {.call = call},
+      "array '" + std::string(name) + "': the region is empty, so it has no extreme element");
 }
 
 void allgather_bytes(const team& t, const void* in, std::size_t bytes, void* out) {

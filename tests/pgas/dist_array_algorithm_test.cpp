@@ -222,6 +222,107 @@ void check_readers(const idx<N>& e, const std::array<distribution, N>& ds) {
   barrier(world());
 }
 
+// The region forms: fill, for_each, reduce, transform_reduce, min_element and max_element
+// over the whole array, one element, an empty box and random boxes (the same on every rank).
+template <std::size_t N>
+void check_regions(const idx<N>& e, const std::array<distribution, N>& ds) {
+  const std::string what = describe(e, ds);
+  dist_array<std::int64_t, N> a(world(), e, ds, "a");
+  const std::size_t n = a.size();
+  for_each(a, [&](const idx<N>& g, std::int64_t& v) { v = bumpy(flat(g, e)); });
+  std::vector<std::int64_t> ref(n);
+  for (std::size_t o = 0; o < n; ++o) ref[o] = bumpy(o);
+  std::mt19937_64 gen(77);
+  std::vector<region<N>> boxes;
+  boxes.push_back({idx<N>{}, e});
+  region<N> one{};
+  for (std::size_t d = 0; d < N; ++d) {
+    one.lo[d] = e[d] / 2;
+    one.extents[d] = 1;
+  }
+  boxes.push_back(one);
+  region<N> none = one;
+  none.extents[0] = 0;
+  boxes.push_back(none);
+  for (int i = 0; i < 3; ++i) {
+    region<N> r{};
+    for (std::size_t d = 0; d < N; ++d) {
+      r.lo[d] = gen() % e[d];
+      r.extents[d] = 1 + gen() % (e[d] - r.lo[d]);
+    }
+    boxes.push_back(r);
+  }
+  const auto inside = [&](const region<N>& r, std::size_t o) {
+    const idx<N> g = unflatten(o, e);
+    for (std::size_t d = 0; d < N; ++d) {
+      if (g[d] < r.lo[d] || g[d] >= r.lo[d] + r.extents[d]) return false;
+    }
+    return true;
+  };
+  for (std::size_t b = 0; b < boxes.size(); ++b) {
+    const region<N>& r = boxes[b];
+    const std::string at = what + " box " + std::to_string(b);
+    std::int64_t sum = 5;
+    std::int64_t squares = 0;
+    std::size_t lo = n;
+    std::size_t hi = n;
+    for (std::size_t o = 0; o < n; ++o) {
+      if (!inside(r, o)) continue;
+      sum += ref[o];
+      squares += ref[o] * ref[o];
+      if (lo == n || ref[o] < ref[lo]) lo = o;
+      if (hi == n || ref[o] > ref[hi]) hi = o;
+    }
+    EXPECT_EQ(reduce(a, r, std::int64_t{5}), sum) << at;
+    EXPECT_EQ(transform_reduce(a, r, std::int64_t{0}, std::plus<>{},
+                               [](const std::int64_t& v) { return v * v; }),
+              squares)
+        << at;
+    if (r.size() != 0) {
+      const located<std::int64_t, N> mn = min_element(a, r);
+      const located<std::int64_t, N> mx = max_element(a, r);
+      EXPECT_EQ(mn.value, ref[lo]) << at;
+      EXPECT_EQ(mn.index, unflatten(lo, e)) << at;
+      EXPECT_EQ(mx.value, ref[hi]) << at;
+      EXPECT_EQ(mx.index, unflatten(hi, e)) << at;
+      EXPECT_EQ(min_element(a, r, std::greater<>{}).index, unflatten(hi, e)) << at;
+    }
+    // Writers: negate the box through for_each (with the index), then fill every other box.
+    for_each(a, r, [&](const idx<N>& g, std::int64_t& v) {
+      v = -v - static_cast<std::int64_t>(flat(g, e));
+    });
+    for (std::size_t o = 0; o < n; ++o) {
+      if (inside(r, o)) ref[o] = -ref[o] - static_cast<std::int64_t>(o);
+    }
+    EXPECT_EQ(whole(a), ref) << at << " for_each";
+    barrier(world());
+    if (b % 2 == 1) {
+      fill(a, r, static_cast<std::int64_t>(b));
+      for (std::size_t o = 0; o < n; ++o) {
+        if (inside(r, o)) ref[o] = static_cast<std::int64_t>(b);
+      }
+      EXPECT_EQ(whole(a), ref) << at << " fill";
+      barrier(world());
+    }
+    for_each(a, r, [](std::int64_t& v) { v += 1; });
+    for (std::size_t o = 0; o < n; ++o) {
+      if (inside(r, o)) ref[o] += 1;
+    }
+    EXPECT_EQ(whole(a), ref) << at << " for_each";
+    barrier(world());
+  }
+}
+
+TEST_F(DistArrayAlgorithm, RegionFormsMatchTheSerialReference1D) {
+  for_each_config<1>({{1}, {5}, {37}}, check_regions<1>);
+}
+TEST_F(DistArrayAlgorithm, RegionFormsMatchTheSerialReference2D) {
+  for_each_config<2>({{7, 9}, {1, 3}}, check_regions<2>);
+}
+TEST_F(DistArrayAlgorithm, RegionFormsMatchTheSerialReference3D) {
+  for_each_config<3>({{3, 5, 7}}, check_regions<3>);
+}
+
 TEST_F(DistArrayAlgorithm, WritersMatchTheSerialReference1D) {
   for_each_config<1>({{1}, {5}, {37}}, check_writers<1>);
 }
@@ -397,6 +498,28 @@ TEST_F(DistArrayAlgorithm, DifferentExtentsAreRejectedWithNothingChanged) {
     EXPECT_EQ(whole(b), before) << call;
     barrier(world());
   }
+  // Regions outside the extents; min_element and max_element of an empty region.
+  const region<2> out{{2, 1}, {4, 3}};  // rows 2..5 of 5
+  const std::vector<int> a_before = whole(a);
+  expect_error(error_class::arg, "dist_array fill", [&] { fill(a, out, 0); });
+  expect_error(error_class::arg, "dist_array for_each",
+               [&] { for_each(a, out, [](int& v) { v = 0; }); });
+  expect_error(error_class::arg, "dist_array transform_reduce", [&] { (void)reduce(a, out, 0); });
+  expect_error(error_class::arg, "dist_array min_element", [&] { (void)min_element(a, out); });
+  expect_error(error_class::arg, "dist_array max_element", [&] {
+    (void)max_element(a, region<2>{{1, 1}, {0, 2}});
+  });
+  try {
+    fill(a, region<2>{{0, 3}, {1, 2}}, 0);  // columns 3..4 of 4
+    ADD_FAILURE() << "fill accepted a region outside the extents";
+  } catch (const oneside::error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("'left'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("dimension 1"), std::string::npos) << msg;
+  }
+  barrier(world());
+  EXPECT_EQ(whole(a), a_before);
+  barrier(world());
   dist_array<int, 1> c(world(), {3}, {dist::cyclic}, "short");
   dist_array<int, 1> d(world(), {4}, {dist::cyclic}, "long");
   expect_error(error_class::arg, "dist_array copy", [&] { copy(c, d); });

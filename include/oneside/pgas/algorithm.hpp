@@ -60,6 +60,12 @@ namespace pgas::detail {
 // error(arg) naming `call`, both arrays and their extents (n dimensions each).
 [[noreturn]] void extents_differ(const char* call, std::string_view a, const std::size_t* ea,
                                  std::string_view b, const std::size_t* eb, std::size_t n);
+// error(arg) naming `call` and the array when region (lo, extents) leaves the array's extents
+// `ae` (n dimensions).
+void check_region(const char* call, std::string_view name, const std::size_t* ae,
+                  const std::size_t* lo, const std::size_t* extents, std::size_t n);
+// error(arg): min_element or max_element (`call`) of an empty region of the array.
+[[noreturn]] void empty_region(const char* call, std::string_view name);
 // Gathers `bytes` bytes from every member of t into out (t.size() * bytes, rank order).
 void allgather_bytes(const team& t, const void* in, std::size_t bytes, void* out);
 // Gathers counts[r] * element bytes from each member r into out at displs[r] elements.
@@ -93,31 +99,79 @@ concept reduction =
 // combined in) depend on the block's size only, never on the thread count or timing.
 inline constexpr std::size_t reduce_chunk = std::size_t{1} << 14;
 
-// Calls f(p, len, l) for the runs of row-major local offsets [begin, end) of v, each inside
+// A box of local indices: lo[d] ≤ l[d] < lo[d] + extents[d] (a whole block, or this rank's
+// part of a region: consecutive local indices in every dimension).
+template <std::size_t N>
+struct box {
+  std::array<std::size_t, N> lo{};
+  std::array<std::size_t, N> extents{};
+
+  std::size_t size() const noexcept {
+    std::size_t n = 1;
+    for (const std::size_t e : extents) n *= e;
+    return n;
+  }
+  // The local index at row-major offset o of the box.
+  std::array<std::size_t, N> at(std::size_t o) const noexcept {
+    std::array<std::size_t, N> l{};
+    for (std::size_t d = N; d-- > 0;) {
+      l[d] = lo[d] + o % extents[d];
+      o /= extents[d];
+    }
+    return l;
+  }
+};
+
+template <class T, std::size_t N>
+box<N> whole(const local_view<T, N>& v) {
+  return {{}, v.extents()};
+}
+
+// This rank's part of region r of a (validated: arg naming `call` when r leaves the extents).
+template <class T, std::size_t N>
+box<N> local_part(const dist_array<T, N>& a, const region<N>& r, const char* call) {
+  check_region(call, a.name(), a.extents().data(), r.lo.data(), r.extents.data(), N);
+  const std::array<std::size_t, N> c = a.pattern().coords(a.get_team().rank());
+  box<N> b;
+  for (std::size_t d = 0; d < N; ++d) {
+    const dim_map& m = a.pattern().dim(d);
+    b.lo[d] = m.count_below(c[d], r.lo[d]);
+    b.extents[d] = m.count_below(c[d], r.lo[d] + r.extents[d]) - b.lo[d];
+  }
+  return b;
+}
+
+// Calls f(p, len, l) for the runs of row-major offsets [begin, end) of box b of v, each inside
 // one row: p points to the element at local index l, the next len - 1 follow it.
 template <class T, std::size_t N, class F>
-void for_each_run(const local_view<T, N>& v, std::size_t begin, std::size_t end, F&& f) {
+void for_each_run(const local_view<T, N>& v, const box<N>& b, std::size_t begin, std::size_t end,
+                  F&& f) {
   if (begin >= end) return;
-  std::array<std::size_t, N> l = v.index_of(begin);
-  const std::size_t row = v.extent(N - 1);
+  std::array<std::size_t, N> l = b.at(begin);
+  const std::size_t row_end = b.lo[N - 1] + b.extents[N - 1];
   while (begin < end) {
-    const std::size_t len = std::min(row - l[N - 1], end - begin);
+    const std::size_t len = std::min(row_end - l[N - 1], end - begin);
     f(&v[l], len, std::as_const(l));
     begin += len;
-    l[N - 1] = 0;
+    l[N - 1] = b.lo[N - 1];
     for (std::size_t d = N - 1; d-- > 0;) {
-      if (++l[d] < v.extent(d)) break;
-      l[d] = 0;
+      if (++l[d] < b.lo[d] + b.extents[d]) break;
+      l[d] = b.lo[d];
     }
   }
 }
 
-// Runs f(p, len, l) over every run of v, in parallel on this rank's arena.
+// Runs f(p, len, l) over every run of box b of v, in parallel on this rank's arena.
+template <class T, std::size_t N, class F>
+void parallel_runs(const local_view<T, N>& v, const box<N>& b, F&& f) {
+  const std::size_t n = b.size();
+  if (n == 0) return;
+  this_rank_arena().parallel_for(
+      n, [&](std::size_t begin, std::size_t end) { for_each_run(v, b, begin, end, f); });
+}
 template <class T, std::size_t N, class F>
 void parallel_runs(const local_view<T, N>& v, F&& f) {
-  if (v.empty()) return;
-  this_rank_arena().parallel_for(
-      v.size(), [&](std::size_t begin, std::size_t end) { for_each_run(v, begin, end, f); });
+  parallel_runs(v, whole(v), std::forward<F>(f));
 }
 
 // The global row-major linear index of rank r's local index l.
@@ -146,15 +200,15 @@ struct partial {
 // The reduction of this rank's block in fixed chunks (combined in chunk order), or nothing
 // for an empty block.
 template <class R, class T, std::size_t N, class Op, class Tr>
-std::optional<R> local_reduce(const local_view<T, N>& v, Op& op, Tr& tr) {
-  const std::size_t n = v.size();
+std::optional<R> local_reduce(const local_view<T, N>& v, const box<N>& b, Op& op, Tr& tr) {
+  const std::size_t n = b.size();
   if (n == 0) return std::nullopt;
   const std::size_t chunks = (n + reduce_chunk - 1) / reduce_chunk;
   std::vector<std::optional<R>> part(chunks);
   this_rank_arena().parallel_for(chunks, [&](std::size_t cb, std::size_t ce) {
     for (std::size_t c = cb; c < ce; ++c) {
       std::optional<R> acc;
-      for_each_run(v, c * reduce_chunk, std::min(n, (c + 1) * reduce_chunk),
+      for_each_run(v, b, c * reduce_chunk, std::min(n, (c + 1) * reduce_chunk),
                    [&](const T* p, std::size_t len, const auto&) {
                      std::size_t i = 0;
                      if (!acc) {
@@ -190,17 +244,17 @@ R combine_ranks(const team& t, const std::optional<R>& mine, R init, Op& op) {
 // other e' earlier, i.e. min_element with better = comp, max_element with better(x, y) =
 // comp(y, x); then the best over the ranks, ties to the smallest global index.
 template <class T, std::size_t N, class Better>
-located<T, N> extreme(const dist_array<T, N>& a, Better better) {
+std::optional<located<T, N>> extreme(const dist_array<T, N>& a, const box<N>& part, Better better) {
   struct best {
     T value;
     std::size_t index;  // global linear
     std::uint8_t has;
   };
   const local_view<const T, N> v = a.local();
-  const std::size_t n = v.size();
+  const std::size_t n = part.size();
   const rank_t me = a.get_team().rank();
   const std::size_t chunks = (n + reduce_chunk - 1) / reduce_chunk;
-  // Per chunk: the local row-major offset of its first best element.
+  // Per chunk: the box's row-major offset of its first best element.
   std::vector<std::size_t> at(chunks);
   this_rank_arena().parallel_for(chunks, [&](std::size_t cb, std::size_t ce) {
     for (std::size_t c = cb; c < ce; ++c) {
@@ -208,7 +262,7 @@ located<T, N> extreme(const dist_array<T, N>& a, Better better) {
       const T* bp = nullptr;
       std::size_t bo = first;
       std::size_t o = first;
-      for_each_run(v, first, std::min(n, first + reduce_chunk),
+      for_each_run(v, part, first, std::min(n, first + reduce_chunk),
                    [&](const T* p, std::size_t len, const auto&) {
                      for (std::size_t i = 0; i < len; ++i) {
                        if (bp == nullptr || better(p[i], *bp)) {
@@ -225,13 +279,12 @@ located<T, N> extreme(const dist_array<T, N>& a, Better better) {
   if (n != 0) {
     std::size_t b = at[0];
     for (std::size_t c = 1; c < chunks; ++c) {
-      if (better(v[v.index_of(at[c])], v[v.index_of(b)])) b = at[c];
+      if (better(v[part.at(at[c])], v[part.at(b)])) b = at[c];
     }
-    mine = {v[v.index_of(b)], linear_index(a.pattern(), me, v.index_of(b)), 1};
+    mine = {v[part.at(b)], linear_index(a.pattern(), me, part.at(b)), 1};
   }
   std::vector<best> all(static_cast<std::size_t>(a.get_team().size()), mine);
   allgather_bytes(a.get_team(), &mine, sizeof(mine), all.data());
-  // The array is never empty (every extent is at least 1), so some rank had an element.
   best winner{};
   for (const best& q : all) {
     if (q.has == 0) continue;
@@ -240,7 +293,17 @@ located<T, N> extreme(const dist_array<T, N>& a, Better better) {
       winner = q;
     }
   }
-  return {winner.value, unflatten(winner.index, a.extents())};
+  if (winner.has == 0) return std::nullopt;  // an empty region
+  return located<T, N>{winner.value, unflatten(winner.index, a.extents())};
+}
+
+// extreme over region r (call names it in errors); error(arg) for an empty region.
+template <class T, std::size_t N, class Better>
+located<T, N> extreme_in(const dist_array<T, N>& a, const region<N>& r, const char* call,
+                         Better better) {
+  const box<N> part = local_part(a, r, call);
+  if (r.size() == 0) empty_region(call, a.name());
+  return *extreme(a, part, better);
 }
 
 // Whether `a` and `b` store each index at the same rank and local index.
@@ -330,6 +393,15 @@ void fill(dist_array<T, N>& a, const T& v) {
   barrier(a.get_team());
 }
 
+// Sets every element of region r of `a` to v. Errors: arg (r outside the extents).
+template <class T, std::size_t N>
+void fill(dist_array<T, N>& a, const region<N>& r, const T& v) {
+  const pgas::detail::box<N> part = pgas::detail::local_part(a, r, "dist_array fill");
+  pgas::detail::parallel_runs(
+      a.local(), part, [&](T* p, std::size_t len, const auto&) { std::fill(p, p + len, v); });
+  barrier(a.get_team());
+}
+
 // Sets the element at global index g to start + (g's row-major linear index).
 template <class T, std::size_t N>
 requires requires(T s, std::size_t i) {
@@ -354,12 +426,13 @@ void iota(dist_array<T, N>& a, const T& start) {
   barrier(a.get_team());
 }
 
-// Calls f(element) or f(global index, element) for every element (f may change it).
-template <class T, std::size_t N, pgas::detail::element_function<T, N> F>
-void for_each(dist_array<T, N>& a, F f) {
+namespace pgas::detail {
+// for_each over box `part` of a's block, then a barrier.
+template <class T, std::size_t N, class F>
+void for_each_in(dist_array<T, N>& a, const box<N>& part, F& f) {
   const pattern<N>& pat = a.pattern();
   const rank_t me = a.get_team().rank();
-  pgas::detail::parallel_runs(a.local(), [&](T* p, std::size_t len, const auto& l) {
+  parallel_runs(a.local(), part, [&](T* p, std::size_t len, const auto& l) {
     if constexpr (pgas::detail::indexed_function<F, T, N>) {
       std::array<std::size_t, N> at = l;
       for (std::size_t i = 0; i < len; ++i, ++at[N - 1]) {
@@ -371,6 +444,18 @@ void for_each(dist_array<T, N>& a, F f) {
     }
   });
   barrier(a.get_team());
+}
+}  // namespace pgas::detail
+
+// Calls f(element) or f(global index, element) for every element (f may change it).
+template <class T, std::size_t N, pgas::detail::element_function<T, N> F>
+void for_each(dist_array<T, N>& a, F f) {
+  pgas::detail::for_each_in(a, pgas::detail::whole(std::as_const(a).local()), f);
+}
+// The same over region r of `a` only. Errors: arg (r outside the extents).
+template <class T, std::size_t N, pgas::detail::element_function<T, N> F>
+void for_each(dist_array<T, N>& a, const region<N>& r, F f) {
+  pgas::detail::for_each_in(a, pgas::detail::local_part(a, r, "dist_array for_each"), f);
 }
 
 // out = f(in) element by element, for arrays of the same extents (in and out may be the
@@ -429,7 +514,17 @@ void copy(const dist_array<T, N>& from, dist_array<T, N>& to) {
 template <class T, std::size_t N, class R, pgas::detail::reduction<R> Op,
           std::invocable<const T&> Tr>
 R transform_reduce(const dist_array<T, N>& a, R init, Op op, Tr t) {
-  const std::optional<R> mine = pgas::detail::local_reduce<R>(a.local(), op, t);
+  const local_view<const T, N> v = a.local();
+  const std::optional<R> mine = pgas::detail::local_reduce<R>(v, pgas::detail::whole(v), op, t);
+  return pgas::detail::combine_ranks(a.get_team(), mine, init, op);
+}
+// The same over region r of `a` (init for an empty region). Errors: arg (r outside the
+// extents).
+template <class T, std::size_t N, class R, pgas::detail::reduction<R> Op,
+          std::invocable<const T&> Tr>
+R transform_reduce(const dist_array<T, N>& a, const region<N>& r, R init, Op op, Tr t) {
+  const pgas::detail::box<N> part = pgas::detail::local_part(a, r, "dist_array transform_reduce");
+  const std::optional<R> mine = pgas::detail::local_reduce<R>(a.local(), part, op, t);
   return pgas::detail::combine_ranks(a.get_team(), mine, init, op);
 }
 
@@ -437,17 +532,35 @@ template <class T, std::size_t N, class R, pgas::detail::reduction<R> Op = std::
 R reduce(const dist_array<T, N>& a, R init, Op op = {}) {
   return transform_reduce(a, init, op, [](const T& e) -> const T& { return e; });
 }
+template <class T, std::size_t N, class R, pgas::detail::reduction<R> Op = std::plus<>>
+R reduce(const dist_array<T, N>& a, const region<N>& r, R init, Op op = {}) {
+  return transform_reduce(a, r, init, op, [](const T& e) -> const T& { return e; });
+}
 
 // The smallest element under comp (a strict weak order) and its global index; among equal
 // ones, the one with the smallest row-major global index. The same on every rank.
 template <class T, std::size_t N, std::predicate<const T&, const T&> Comp = std::less<>>
 located<T, N> min_element(const dist_array<T, N>& a, Comp comp = {}) {
-  return pgas::detail::extreme(a, [&](const T& x, const T& y) { return comp(x, y); });
+  // The array is never empty (every extent is at least 1).
+  return *pgas::detail::extreme(a, pgas::detail::whole(a.local()),
+                                [&](const T& x, const T& y) { return comp(x, y); });
 }
 // The largest element under comp and its global index (ties: the smallest global index).
 template <class T, std::size_t N, std::predicate<const T&, const T&> Comp = std::less<>>
 located<T, N> max_element(const dist_array<T, N>& a, Comp comp = {}) {
-  return pgas::detail::extreme(a, [&](const T& x, const T& y) { return comp(y, x); });
+  return *pgas::detail::extreme(a, pgas::detail::whole(a.local()),
+                                [&](const T& x, const T& y) { return comp(y, x); });
+}
+// The same over region r of `a`. Errors: arg (r outside the extents, or empty).
+template <class T, std::size_t N, std::predicate<const T&, const T&> Comp = std::less<>>
+located<T, N> min_element(const dist_array<T, N>& a, const region<N>& r, Comp comp = {}) {
+  return pgas::detail::extreme_in(a, r, "dist_array min_element",
+                                  [&](const T& x, const T& y) { return comp(x, y); });
+}
+template <class T, std::size_t N, std::predicate<const T&, const T&> Comp = std::less<>>
+located<T, N> max_element(const dist_array<T, N>& a, const region<N>& r, Comp comp = {}) {
+  return pgas::detail::extreme_in(a, r, "dist_array max_element",
+                                  [&](const T& x, const T& y) { return comp(y, x); });
 }
 
 // Whether a and b hold equal elements (==) at every index; the same answer on every rank.
@@ -464,9 +577,10 @@ bool equal(const dist_array<T, N>& a, const dist_array<U, N>& b) {
     this_rank_arena().parallel_for(mine.size(), [&](std::size_t begin, std::size_t end) {
       if (differ.load(std::memory_order_relaxed)) return;
       bool same = true;
-      pgas::detail::for_each_run(mine, begin, end, [&](const T* p, std::size_t len, const auto& l) {
-        same = same && std::equal(p, p + len, &other[l]);
-      });
+      pgas::detail::for_each_run(mine, pgas::detail::whole(mine), begin, end,
+                                 [&](const T* p, std::size_t len, const auto& l) {
+                                   same = same && std::equal(p, p + len, &other[l]);
+                                 });
       if (!same) differ.store(true, std::memory_order_relaxed);
     });
     return !differ.load();
