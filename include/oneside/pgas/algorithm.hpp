@@ -17,8 +17,11 @@
 // - Readers (reduce, transform_reduce, min_element, max_element, equal) end with an
 //   allgather or allreduce: when one returns, every rank has finished reading its block
 //   (so writes may follow) and holds the same result.
+// Region forms: fill, for_each, reduce, transform_reduce, min_element and max_element also
+// take a region<N> after the array and touch only its elements (each rank its part of it).
 // Errors (oneside::error, raised alike on every rank before anything changes): arg when two
-// arrays of transform, copy or equal have different extents, naming both arrays and the call.
+// arrays of transform, copy or equal have different extents, naming both arrays and the
+// call; arg for a region outside the extents, and for min/max_element of an empty region.
 #pragma once
 
 #include <algorithm>
