@@ -6,15 +6,24 @@
 //   dist_array_algorithm/reduce_tbb/N    the baseline: oneTBB parallel_reduce over the same
 //                                        local block on this rank's arena, plus one
 //                                        allreduce(sum) of the partial sums
+//   dist_array_algorithm/reduce_paired/N one reduce and one baseline after each other per
+//                                        operation, each timed alone (slowest rank): counters
+//                                        ratio_min (fastest baseline / fastest reduce) and
+//                                        ratio_sum (total baseline / total reduce), which a
+//                                        load that changes between the two families above
+//                                        does not skew
 //   dist_array_algorithm/sort/N          fill N random 64-bit keys (a for_each) then sort(a)
 //   dist_array_algorithm/sort_fill/N     the fill alone, to subtract
 //
 // One operation is one whole collective call, timed as the slowest rank's. Items are elements
 // (reduce) or keys (sort), so items_per_second is the throughput of the whole job. Results
 // are checked after the measurement; a wrong one reports an error.
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -62,32 +71,73 @@ void reduce(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 
+// The baseline: oneTBB parallel_reduce over this rank's block on its arena, one allreduce.
+double tbb_sum(const dist_array<double, 1>& a) {
+  const oneside::local_view<const double, 1> v = a.local();
+  const double* p = v.data();
+  double local = 0.0;
+  oneside::this_rank_arena().execute([&] {
+    local = oneapi::tbb::parallel_reduce(
+        oneapi::tbb::blocked_range<std::size_t>(0, v.size()), 0.0,
+        [p](const oneapi::tbb::blocked_range<std::size_t>& r, double acc) {
+          for (std::size_t j = r.begin(); j < r.end(); ++j) acc += p[j];
+          return acc;
+        },
+        [](double x, double y) { return x + y; });
+  });
+  return oneside::allreduce(oneside::world(), local, oneside::op::sum);
+}
+
 void reduce_tbb(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const dist_array<double, 1> a = values(n);
-  const oneside::local_view<const double, 1> v = a.local();
-  const double* p = v.data();
-  const std::size_t m = v.size();
-  const oneside::task_arena_ref arena = oneside::this_rank_arena();
   double sum = 0.0;
   bench::measure(state, 1, [&](std::int64_t k) {
     for (std::int64_t i = 0; i < k; ++i) {
-      double local = 0.0;
-      arena.execute([&] {
-        local = oneapi::tbb::parallel_reduce(
-            oneapi::tbb::blocked_range<std::size_t>(0, m), 0.0,
-            [p](const oneapi::tbb::blocked_range<std::size_t>& r, double acc) {
-              for (std::size_t j = r.begin(); j < r.end(); ++j) acc += p[j];
-              return acc;
-            },
-            [](double x, double y) { return x + y; });
-      });
-      sum = oneside::allreduce(oneside::world(), local, oneside::op::sum);
+      sum = tbb_sum(a);
       benchmark::DoNotOptimize(sum);
     }
   });
   if (!everywhere(right_sum(sum, n))) state.SkipWithError("tbb reduce: wrong sum");
   state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
+// Seconds `fn` takes on the slowest rank (collective), after a barrier.
+template <class Fn>
+double timed(Fn&& fn) {
+  oneside::barrier(oneside::world());
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return bench::slowest_rank(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+void reduce_paired(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const dist_array<double, 1> a = values(n);
+  double sum = 0.0;
+  double base = 0.0;
+  double ours_total = 0.0;
+  double base_total = 0.0;
+  double ours_min = std::numeric_limits<double>::infinity();
+  double base_min = std::numeric_limits<double>::infinity();
+  bench::measure(state, 1, [&](std::int64_t k) {
+    for (std::int64_t i = 0; i < k; ++i) {
+      const double ours = timed([&] { sum = oneside::reduce(a, 0.0); });
+      const double theirs = timed([&] { base = tbb_sum(a); });
+      ours_total += ours;
+      base_total += theirs;
+      ours_min = std::min(ours_min, ours);
+      base_min = std::min(base_min, theirs);
+    }
+  });
+  if (!everywhere(right_sum(sum, n) && right_sum(base, n))) {
+    state.SkipWithError("paired reduce: wrong sum");
+  }
+  state.counters["ratio_min"] = base_min / ours_min;
+  state.counters["ratio_sum"] = base_total / ours_total;
+  state.counters["reduce_ms_min"] = ours_min * 1e3;
+  state.counters["tbb_ms_min"] = base_min * 1e3;
 }
 
 // splitmix64: the key of index g in round r.
@@ -135,6 +185,7 @@ bool register_all() {
   const std::int64_t sort_keys = std::int64_t{1} << 22;
   add("dist_array_algorithm/reduce", reduce)->Arg(reduce_elements);
   add("dist_array_algorithm/reduce_tbb", reduce_tbb)->Arg(reduce_elements);
+  add("dist_array_algorithm/reduce_paired", reduce_paired)->Arg(reduce_elements)->Iterations(10);
   add("dist_array_algorithm/sort", [](benchmark::State& s) { sort(s, true); })->Arg(sort_keys);
   add("dist_array_algorithm/sort_fill", [](benchmark::State& s) {
     sort(s, false);
