@@ -56,6 +56,11 @@ namespace oneside {
 
 namespace pgas::detail {
 
+// Declared in communication.hpp too: repeated here because that header may include this one
+// (through global_ptr.hpp) before reaching its own declaration, when a translation unit
+// includes communication.hpp first (as dist_array.hpp does).
+void wake_after_rmw(rank_t r) noexcept;
+
 // What an atomic does and on which type: the transport's own names (sub is add of the negated
 // operand).
 using atomic_op = oneside::detail::amo_op;
