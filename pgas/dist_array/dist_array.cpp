@@ -17,6 +17,7 @@
 
 #include <oneside/pgas/atomic.hpp>
 #include <oneside/pgas/dist_array.hpp>
+#include <oneside/pgas/heap.hpp>
 #include <oneside/pgas/symmetric_heap.hpp>
 #include <oneside/pgas/when_all.hpp>
 #include <oneside/runtime/collectives.hpp>
@@ -246,18 +247,18 @@ constexpr std::size_t exchange_slots = 27;
 
 }  // namespace
 
+namespace {
+// A team of every rank (in any order) keeps its arrays on the symmetric heap.
+bool whole_world(const team& t) noexcept {
+  return t.size() == world().size();
+}
+}  // namespace
+
 array_storage create_array(std::string_view name, const team& t,
                            std::span<const std::uint64_t> signature, const std::string& problem,
                            std::span<const dim_map> dims, std::size_t element, std::size_t align,
                            std::span<const std::size_t> halo) {
   const char* call = "dist_array";
-  // Local checks first: every member decides them alike, before any collective.
-  if (t.size() != world().size()) {
-    raise(error_class::arg, {.call = call},
-          quoted(name) + ": its team has " + std::to_string(t.size()) + " of the world's " +
-              std::to_string(world().size()) +
-              " ranks; a dist_array lives on the symmetric heap, which needs every rank");
-  }
   // The same arguments on every member (the length first: it sizes the second reduction).
   const auto length = static_cast<std::uint64_t>(signature.size());
   const bool same_length =
@@ -302,14 +303,31 @@ array_storage create_array(std::string_view name, const team& t,
     bytes = s.control + 2 * exchange_slots * sizeof(std::uint64_t);
     align = std::max(align, alignof(std::uint64_t));
   }
-  try {
-    s.mine = symmetric_allocate_bytes(bytes, align);
-  } catch (const oneside::error& e) {
-    if (e.error_class() != error_class::no_mem) throw;
+  const auto too_large = [&](const std::string& why) {
     raise(error_class::no_mem, {.call = call, .target = t.to_world(0), .bytes = bytes},
           quoted(name) + ": rank " + std::to_string(t.to_world(0)) + "'s block of " + block +
-              " elements (" + std::to_string(bytes) +
-              " bytes) does not fit its symmetric heap: " + e.what());
+              " elements (" + std::to_string(bytes) + " bytes) does not fit " + why);
+  };
+  if (whole_world(t)) {  // collective over the world, raising on every rank alike
+    try {
+      s.mine = symmetric_allocate_bytes(bytes, align);
+    } catch (const oneside::error& e) {
+      if (e.error_class() != error_class::no_mem) throw;
+      too_large(std::string("its symmetric heap: ") + e.what());
+    }
+  } else {  // each member's block from its own part of the global heap; all or none
+    std::string failure;
+    try {
+      s.mine = heap_allocate(bytes, align);
+    } catch (const oneside::error& e) {
+      if (e.error_class() != error_class::no_mem) throw;
+      failure = e.what();
+    }
+    if (allreduce(t, failure.empty() ? 0 : 1, op::max) != 0) {
+      if (s.mine) heap_deallocate(s.mine);
+      too_large("the global heap of every member" +
+                (failure.empty() ? std::string() : ": " + failure));
+    }
   }
   if (!halo.empty()) {  // zeroed before the allgather below, so before any rank signals
     auto* words = reinterpret_cast<std::uint64_t*>(s.mine.address() + s.control);
@@ -322,9 +340,14 @@ array_storage create_array(std::string_view name, const team& t,
   return s;
 }
 
-void destroy_array(global_ptr<void> mine) noexcept {
+void destroy_array(global_ptr<void> mine, const team& t) noexcept {
   try {
-    symmetric_free(mine);
+    if (whole_world(t)) {
+      symmetric_free(mine);
+    } else {
+      barrier(t);  // no member reads or writes the blocks any more
+      heap_deallocate(mine);
+    }
   } catch (...) {
     // A destructor cannot report it; symmetric_free raised on every rank alike and freed
     // nothing, so the heap stays consistent.

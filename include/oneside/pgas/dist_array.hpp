@@ -4,8 +4,9 @@
 // node peers load and store and every rank reaches through the transport.
 //
 // - Construction and destruction are collective over the team (every member, the same
-//   arguments, one thread per rank), and need the team to hold every rank of the world (the
-//   symmetric heap is the world's); a dist_array is move-only.
+//   arguments, one thread per rank); a dist_array is move-only. Over a team of every rank the
+//   blocks are on the symmetric heap; over a smaller team (team::split) each member's block is
+//   on its own part of the global heap (heap.hpp), reached alike.
 // - Element access a[i] / a(i, j, k) gives a global_ref<T> (reads, writes and, for the
 //   atomics' types, atomics: global_ref.hpp), a.ptr(idx) a global_ptr<T>; both check the
 //   index.
@@ -27,9 +28,9 @@
 //   every rank's padding, corners included, from its neighbours' owned cells.
 // - Errors (oneside::error, naming the array, the call, the index or region and the rank; the
 //   call changes nothing): arg for an index or a region outside the extents, a buffer whose
-//   size is not the region's, arguments that differ between ranks, an invalid pattern or a
-//   team that is not the whole world; no_mem for a block larger than a rank can hold (the
-//   symmetric heap's budget, or more bytes than the address space).
+//   size is not the region's, arguments that differ between ranks, an invalid pattern; no_mem
+//   for a block larger than a rank can hold (the symmetric or global heap's budget, or more
+//   bytes than the address space).
 #pragma once
 
 #include <array>
@@ -104,8 +105,8 @@ std::shared_ptr<const halo_plan> make_halo_plan(const array_desc& a, rank_t me,
 // ready for them, and waits for its own halos. The future is ready when this rank's halos
 // hold the neighbours' cells and its own cells have been delivered.
 future<> exchange_halo(const std::shared_ptr<const halo_plan>& plan, std::uint64_t epoch);
-// Frees the blocks (collective over the world); never throws.
-void destroy_array(global_ptr<void> mine) noexcept;
+// Frees the blocks (collective over `t`, the array's team); never throws.
+void destroy_array(global_ptr<void> mine, const team& t) noexcept;
 // Moves region (lo, extents) of the array from the dense row-major buffer `in` (a put) or to
 // `out` (a get; exactly one is non-null) of `buf_elements` elements: one layout transfer per
 // owning rank. Validates first (arg: a region outside the extents, a buffer of the wrong size;
@@ -206,7 +207,7 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
     }
     return *this;
   }
-  // Collective over the world (the symmetric heap's free), unless moved from.
+  // Collective over the array's team, unless moved from.
   ~dist_array() { release(); }
 
   const std::string& name() const noexcept { return name_; }
@@ -441,7 +442,7 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
     }
   }
   void release() noexcept {
-    if (!bases_.empty()) pgas::detail::destroy_array(static_pointer_cast<void>(mine_));
+    if (!bases_.empty()) pgas::detail::destroy_array(static_pointer_cast<void>(mine_), team_);
     bases_.clear();
     mine_ = nullptr;
     halo_plan_.reset();
