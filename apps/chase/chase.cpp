@@ -13,7 +13,10 @@
 // network over the next power of four, cycle-walked into [0, M), as format-preserving
 // encryption does), laid out as the cycle sigma(0) -> sigma(1) -> ... -> sigma(M-1) ->
 // sigma(0). Global id g is node g % N of rank g / N; it holds a pointer to its successor and a
-// payload, a hash of g. Each rank fills its own nodes (one symmetric-heap array per rank); the
+// payload, a hash of g. Each rank fills its own nodes, one array per rank: an
+// rma::window::allocate window's memory (the default), or a symmetric_allocate block with
+// --memory heap (over MPI the heap lies in the job's dynamic window, where Open MPI's osc ucx
+// makes every MPI_Get wait for a lookup of the target's regions: nothing can overlap it). The
 // walkers only ever follow the pointers in memory.
 //
 // Verification: a walker that starts at cycle position k and makes h hops must visit sigma(k),
@@ -39,10 +42,14 @@
 
 namespace {
 
+// 16 bytes, so that rget(p) keeps the node in its future (a larger value would take a shared
+// state from the heap per get). `next` is the successor's (rank, index), packed as Grappa's
+// global addresses are: the rank above bit 40.
 struct node {
-  oneside::global_ptr<node> next;
+  std::uint64_t next;
   std::uint64_t payload;
 };
+constexpr int index_bits = 40;
 
 struct options {
   std::uint64_t nodes_per_rank = 1'000'000;
@@ -211,16 +218,18 @@ struct layout {
   std::uint64_t per_rank;
   std::vector<std::uint64_t> bases;  // where each rank's array lies in its address space
 
-  oneside::global_ptr<node> at(std::uint64_t g) const {
-    const auto r = static_cast<oneside::rank_t>(g / per_rank);
-    return oneside::global_ptr<node>(
-               r, static_cast<std::uintptr_t>(bases[static_cast<std::size_t>(r)])) +
-           static_cast<std::ptrdiff_t>(g % per_rank);
+  // The packed (rank, index) of global id g, and the pointer it names.
+  std::uint64_t code(std::uint64_t g) const noexcept {
+    return (g / per_rank) << index_bits | (g % per_rank);
   }
-  // The node at cycle position k (mod M).
-  oneside::global_ptr<node> at_position(std::uint64_t k) const {
-    return at(sigma(k % sigma.size()));
+  oneside::global_ptr<node> at(std::uint64_t code) const {
+    const auto r = static_cast<std::size_t>(code >> index_bits);
+    const std::uint64_t i = code & ((std::uint64_t{1} << index_bits) - 1);
+    return oneside::global_ptr<node>(static_cast<oneside::rank_t>(r),
+                                     static_cast<std::uintptr_t>(bases[r] + i * sizeof(node)));
   }
+  // The code of the node at cycle position k (mod M).
+  std::uint64_t code_at_position(std::uint64_t k) const { return code(sigma(k % sigma.size())); }
   static std::uint64_t payload(std::uint64_t g) noexcept { return mix(g ^ 0x6a09e667f3bcc908ULL); }
 };
 
@@ -229,7 +238,7 @@ struct walker {
   std::uint64_t start;  // cycle position
   std::uint64_t hops;
   std::uint64_t sum = 0;
-  oneside::global_ptr<node> end;
+  std::uint64_t end = 0;  // the code of the node it stopped at
 };
 
 std::vector<walker> make_walkers(const options& o, int me, const permutation& sigma) {
@@ -245,19 +254,21 @@ std::vector<walker> make_walkers(const options& o, int me, const permutation& si
 // The chase itself: what every fiber (or the plain loop) runs. With `prefetch` (fibers only),
 // a node this process loads directly is first prefetched and the fiber yields, so that the
 // other fibers' cache misses overlap with its own (Grappa's prefetch-and-yield).
-void walk(walker& w, oneside::global_ptr<node> p, bool prefetch) {
+void walk(walker& w, const layout& l, bool prefetch) {
   std::uint64_t sum = 0;
+  std::uint64_t code = l.code_at_position(w.start);  // the list's head, given to the walker
   for (std::uint64_t h = 0; h < w.hops; ++h) {
+    const oneside::global_ptr<node> p = l.at(code);
     if (prefetch && p.is_local()) {
       __builtin_prefetch(p.local());
       oneside::this_fiber::yield();
     }
     const node n = oneside::rget(p).wait();
     sum += n.payload;
-    p = n.next;
+    code = n.next;
   }
   w.sum = sum;
-  w.end = p;
+  w.end = code;
 }
 
 // The walk recomputed from the permutation alone: how many walkers went wrong.
@@ -265,9 +276,10 @@ std::uint64_t check(const layout& l, const std::vector<walker>& walkers) {
   std::uint64_t wrong = 0;
   for (const walker& w : walkers) {
     std::uint64_t sum = 0;
-    for (std::uint64_t h = 0; h < w.hops; ++h)
+    for (std::uint64_t h = 0; h < w.hops; ++h) {
       sum += layout::payload(l.sigma((w.start + h) % l.sigma.size()));
-    if (sum != w.sum || l.at_position(w.start + w.hops) != w.end) ++wrong;
+    }
+    if (sum != w.sum || l.code_at_position(w.start + w.hops) != w.end) ++wrong;
   }
   return wrong;
 }
@@ -303,30 +315,26 @@ int run(int argc, char** argv) {
   const std::uint64_t first = static_cast<std::uint64_t>(me) * n;
   for (std::uint64_t i = 0; i < n; ++i) {
     const std::uint64_t g = first + i;
-    mine[i] = node{l.at_position(l.sigma.inverse(g) + 1), layout::payload(g)};
+    mine[i] = node{l.code_at_position(l.sigma.inverse(g) + 1), layout::payload(g)};
   }
   std::vector<walker> walkers = make_walkers(o, me, l.sigma);
-  std::vector<oneside::global_ptr<node>> heads;
-  heads.reserve(walkers.size());
-  for (const walker& w : walkers) heads.push_back(l.at_position(w.start));
   oneside::barrier(world);
   if (o.inject_error && me == 0) {
     // The first walker's first node now skips its successor.
     const walker& w = walkers.front();
-    oneside::put(node{l.at_position(w.start + 2), layout::payload(l.sigma(w.start))},
-                 heads.front());
+    oneside::put(node{l.code_at_position(w.start + 2), layout::payload(l.sigma(w.start))},
+                 l.at(l.code_at_position(w.start)));
   }
   oneside::barrier(world);
 
   const auto start = std::chrono::steady_clock::now();
   if (o.fibers == 0) {
-    walk(walkers.front(), heads.front(), false);
+    walk(walkers.front(), l, false);
   } else {
     std::vector<oneside::fiber> fibers;
     fibers.reserve(walkers.size());
-    for (std::size_t i = 0; i < walkers.size(); ++i) {
-      fibers.push_back(
-          oneside::fiber::spawn([&w = walkers[i], p = heads[i], &o] { walk(w, p, o.prefetch); }));
+    for (walker& w : walkers) {
+      fibers.push_back(oneside::fiber::spawn([&w, &l, &o] { walk(w, l, o.prefetch); }));
     }
     for (oneside::fiber& f : fibers) f.join();
   }
