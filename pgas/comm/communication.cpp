@@ -14,6 +14,7 @@
 #include <oneside/pgas/communication.hpp>
 #include <oneside/pgas/signal.hpp>
 #include <oneside/runtime/copy.hpp>
+#include <oneside/runtime/fiber.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "comm/remote.hpp"
@@ -68,6 +69,36 @@ bool ticket_poll(const op_ticket& t) {
   return true;
 }
 
+namespace {
+
+// Completes the operations to `r` through `ticket`. In a fiber, an operation still in flight
+// suspends the fiber first: its wait goes to the thread's scheduler, which runs the thread's
+// other fibers (each issuing its own operations) and polls this wait only when none is ready
+// (or now and then); the poll then flushes `r` once, which completes every operation issued
+// to `r` before it, so that many fibers' operations share one flush (Grappa's style of
+// latency hiding). Elsewhere the flush runs at once: a task keeps its worker for one flush
+// rather than being suspended and resumed around it.
+void complete_ticket(pgas_context& s, rank_t r, std::uint64_t ticket, const char* call) {
+  if (!s.ops().is_complete(r, ticket) && this_fiber::get_id() != 0) {
+    if (oneside::detail::wait_host* h = oneside::detail::t_wait_host; h != nullptr) {
+      const oneside::detail::wait_scope waiting(call, r);
+      auto done = [&s, r, ticket] {
+        s.ops().complete(s.transport(), r, ticket);
+        return true;
+      };
+      oneside::detail::hosted_wait(*h, nullptr, nullptr, done);
+      return;
+    }
+  }
+  s.ops().complete(s.transport(), r, ticket);
+}
+
+}  // namespace
+
+void ticket_wait(const op_ticket& t) {
+  complete_ticket(get_context("future::wait"), t.rank, t.value, "future::wait");
+}
+
 void bound_in_flight(pgas_context& s, rank_t r, std::uint64_t ticket) {
   s.in_flight(r).store(0, std::memory_order_relaxed);
   const handing_off_frame frame;  // what this readies runs in any thread's next progress()
@@ -103,7 +134,15 @@ future<> get_remote(rank_t r, std::uintptr_t addr, void* dst, std::size_t bytes,
 
 void get_now(rank_t r, std::uintptr_t addr, void* dst, std::size_t bytes, const char* call) {
   pgas_context& s = checked_context(addr, r, call);
-  rma::detail::get(s.transport(), resolve_remote(s, r, addr, bytes, call), dst, bytes);
+  const rma::detail::access_target from = resolve_remote(s, r, addr, bytes, call);
+  if (this_fiber::get_id() != 0) {
+    // In a fiber: the get stays in flight (dst, on this fiber's stack, stays put) while the
+    // thread's other fibers run (complete_ticket).
+    const future<> f = ticket_future(s, r, rma::detail::get(s.transport(), from, dst, bytes, true));
+    f.wait();
+    return;
+  }
+  rma::detail::get(s.transport(), from, dst, bytes);
 }
 
 future<> put_layout(const void* src, count_t src_count, const datatype& src_type, rank_t r,

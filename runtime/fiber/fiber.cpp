@@ -5,11 +5,13 @@
 // that cannot go on (it yields, waits or ends) picks the next ready one and switches to it
 // directly, one Boost.Context switch; the switched-to context stores the continuation of the
 // one it came from. A waiting context sits in the waiting list with its wait's predicate;
-// predicates are polled when no context is ready (and every 64th pick, so that fibers which keep
-// yielding do not starve waiters), and a context whose predicate held is made ready. When
+// predicates are polled when no context is ready (and every max(64, waiters)th pick, so that
+// fibers which keep yielding do not starve waiters while a poll stays O(1) per pick), and a
+// context whose predicate held is made ready. When
 // nothing is ready, the context that found so waits the one way (spin, yield, sleep on the
 // doorbell, driving the transport's progress as any wait) until a predicate holds: the thread
 // then counts as waiting for hang diagnosis, and stops counting as soon as a context runs.
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -150,6 +152,7 @@ class scheduler final : public wait_host {
     fiber_record* self = current_;
     self->request = &request;
     waiting_.push(self);
+    ++waiters_;
     block();
     self->request = nullptr;
     if (self->request_error != nullptr) {
@@ -221,7 +224,13 @@ class scheduler final : public wait_host {
   }
 
   fiber_record* pick() noexcept {
-    if (ready_.empty() || (++picks_ & 63U) == 0) (void)poll_waiters();
+    // Polling costs one test per waiter: with many waiters, poll once per as many picks, so
+    // that a poll costs O(1) per pick and every waiter's operation is issued before the poll
+    // (one flush then completes a whole round of remote accesses, apps/chase).
+    if (ready_.empty() || ++picks_ >= std::max<std::size_t>(64, waiters_)) {
+      picks_ = 0;
+      (void)poll_waiters();
+    }
     return ready_.pop();
   }
 
@@ -248,6 +257,7 @@ class scheduler final : public wait_host {
           waiting_.head = next;
         }
         if (waiting_.tail == r) waiting_.tail = prev;
+        --waiters_;
         ready_.push(r);
         any = true;
       } else {
@@ -308,9 +318,10 @@ class scheduler final : public wait_host {
   record_list ready_;
   record_list waiting_;
   std::size_t live_ = 0;  // fibers spawned and not ended
-  std::uint32_t picks_ = 0;
-  switch_marks ended_;    // of the fiber that ended last, until the switch away from it is done
-  bool polling_ = false;  // inside poll_waiters
+  std::size_t picks_ = 0;
+  std::size_t waiters_ = 0;  // in waiting_
+  switch_marks ended_;       // of the fiber that ended last, until the switch away from it is done
+  bool polling_ = false;     // inside poll_waiters
   wait_host* outer_host_ = nullptr;  // the thread's host before its first fiber (a task's)
   stack_pool pool_;                  // last: outlives every fiber (they end in drain())
 };

@@ -1,8 +1,10 @@
 # Runs `LAUNCHER -n NP APP ARGS` and passes only when the job exits non-zero and its output
 # matches EXPECT: a run that must fail is checked for failing loudly, not just failing.
-#   cmake -DLAUNCHER=... -DNP=3 -DAPP=... -DARGS="--n 40 ..." -DEXPECT=regex -P expect_failure.cmake
+#   cmake -DLAUNCHER=... [-DLAUNCHER_ARGS="a|b"] -DNP=3 -DAPP=... -DARGS="--n 40 ..." -DEXPECT=regex -P expect_failure.cmake
+# LAUNCHER_ARGS: options the launcher takes first (mpirun's, for a run under MPI).
 separate_arguments(app_args UNIX_COMMAND "${ARGS}")
-execute_process(COMMAND "${LAUNCHER}" -n ${NP} --timeout 60 "${APP}" ${app_args}
+string(REPLACE "|" ";" launcher_args "${LAUNCHER_ARGS}")
+execute_process(COMMAND "${LAUNCHER}" ${launcher_args} -n ${NP} --timeout 60 "${APP}" ${app_args}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
 if(rc EQUAL 0)

@@ -49,7 +49,7 @@ class future {
     if constexpr (std::is_void_v<T>) {
       // A remote operation's: completing it is one flush of its target (unless done).
       if (ticket_.is_set()) {
-        (void)pgas::detail::ticket_poll(ticket_.ticket);
+        pgas::detail::ticket_wait(ticket_.ticket);
         return;
       }
     }

@@ -230,6 +230,9 @@ struct op_ticket {
 // Whether it is complete, completing it when not (one flush of its rank, the poll of a remote
 // operation): true on return unless that fails.
 bool ticket_poll(const op_ticket& t);
+// Completes it (future::wait): in a fiber, one still in flight suspends the fiber until a flush
+// of its rank, made when the thread has no other fiber ready, completes it.
+void ticket_wait(const op_ticket& t);
 // A ready-when-complete state for it (then(), when_all()): readied by the completion that
 // completes it, which progress() and waits drive.
 std::shared_ptr<state<void>> ticket_state(const op_ticket& t);
