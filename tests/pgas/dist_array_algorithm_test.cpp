@@ -22,6 +22,7 @@
 
 #include <oneside/oneside.hpp>
 
+#include "dist_array_model.hpp"
 #include "expect_error.hpp"
 #include "rank_test.hpp"
 
@@ -37,54 +38,9 @@ class DistArrayAlgorithm : public RankTest {};
 const std::array<distribution, 4> kinds = {dist::none, dist::block, dist::cyclic,
                                            dist::block_cyclic(3)};
 
-template <std::size_t N>
-using idx = std::array<std::size_t, N>;
-
-template <std::size_t N>
-std::size_t flat(const idx<N>& g, const idx<N>& e) {
-  std::size_t o = 0;
-  for (std::size_t d = 0; d < N; ++d) o = o * e[d] + g[d];
-  return o;
-}
-
-template <std::size_t N>
-idx<N> unflatten(std::size_t o, const idx<N>& e) {
-  idx<N> g{};
-  for (std::size_t d = N; d-- > 0;) {
-    g[d] = o % e[d];
-    o /= e[d];
-  }
-  return g;
-}
-
-template <std::size_t N>
-std::string describe(const idx<N>& e, const std::array<distribution, N>& ds) {
-  std::string s = "extents";
-  for (std::size_t d = 0; d < N; ++d) {
-    s += ' ' + std::to_string(e[d]) + ':' + std::to_string(static_cast<int>(ds[d].how));
-  }
-  return s;
-}
-
-// Calls f(extents, dists) for every `stride`-th combination of `kinds` over N dimensions on
-// each shape, skipping those with no grid for this many ranks (every dimension none). A
-// stride of 5 over three dimensions (13 of the 64) still gives every dimension every kind.
 template <std::size_t N, class F>
 void for_each_config(const std::vector<idx<N>>& shapes, F f, std::size_t stride = 1) {
-  std::size_t combos = 1;
-  for (std::size_t d = 0; d < N; ++d) combos *= kinds.size();
-  for (const idx<N>& e : shapes) {
-    for (std::size_t c = 0; c < combos; c += stride) {
-      std::array<distribution, N> ds{};
-      std::size_t rest = c;
-      for (std::size_t d = 0; d < N; ++d) {
-        ds[d] = kinds[rest % kinds.size()];
-        rest /= kinds.size();
-      }
-      if (pattern<N>::square_grid(ds, world().size())[0] == 0) continue;
-      f(e, ds);
-    }
-  }
+  test::for_each_config<N>(kinds, shapes, f, stride);
 }
 
 // Every element of `a` in row-major order (read by this rank through a region get).

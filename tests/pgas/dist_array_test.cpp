@@ -19,6 +19,7 @@
 
 #include <oneside/oneside.hpp>
 
+#include "dist_array_model.hpp"
 #include "expect_error.hpp"
 #include "rank_test.hpp"
 
@@ -45,65 +46,15 @@ static_assert(std::is_nothrow_move_constructible_v<dist_array<int, 2>>);
 const std::array<distribution, 4> kinds = {dist::none, dist::block, dist::cyclic,
                                            dist::block_cyclic(2)};
 
-template <std::size_t N>
-using idx = std::array<std::size_t, N>;
-
 // The value the tests store at global index g: its row-major position + 1 (never 0).
 template <std::size_t N>
 std::int64_t encode(const idx<N>& g, const idx<N>& e) {
-  std::size_t o = 0;
-  for (std::size_t d = 0; d < N; ++d) o = o * e[d] + g[d];
-  return static_cast<std::int64_t>(o) + 1;
+  return static_cast<std::int64_t>(flat(g, e)) + 1;
 }
 
-template <std::size_t N>
-idx<N> unflatten(std::size_t o, const idx<N>& e) {
-  idx<N> g{};
-  for (std::size_t d = N; d-- > 0;) {
-    g[d] = o % e[d];
-    o /= e[d];
-  }
-  return g;
-}
-
-// The global index of the o-th element (row-major) of region r.
-template <std::size_t N>
-idx<N> in_region(const region<N>& r, std::size_t o) {
-  idx<N> g = unflatten(o, r.extents);
-  for (std::size_t d = 0; d < N; ++d) g[d] += r.lo[d];
-  return g;
-}
-
-template <std::size_t N>
-std::string describe(const idx<N>& e, const std::array<distribution, N>& ds) {
-  std::string s = "extents";
-  for (std::size_t d = 0; d < N; ++d) {
-    s += ' ';
-    s += std::to_string(e[d]);
-    s += ':';
-    s += std::to_string(static_cast<int>(ds[d].how));
-  }
-  return s;
-}
-
-// Calls f(extents, dists) for every combination of `kinds` over N dimensions, on each of
-// `shapes`, skipping those that have no grid for this many ranks (every dimension none).
 template <std::size_t N, class F>
 void for_each_config(const std::vector<idx<N>>& shapes, F f) {
-  std::size_t combos = 1;
-  for (std::size_t d = 0; d < N; ++d) combos *= kinds.size();
-  for (const idx<N>& e : shapes) {
-    for (std::size_t c = 0; c < combos; ++c) {
-      std::array<distribution, N> ds{};
-      std::size_t rest = c;
-      for (std::size_t d = 0; d < N; ++d) {
-        ds[d] = kinds[rest % kinds.size()];
-        rest /= kinds.size();
-      }
-      if (pattern<N>::square_grid(ds, world().size())[0] == 0) continue;
-      f(e, ds);
-    }
-  }
+  test::for_each_config<N>(kinds, shapes, f);
 }
 
 // Every rank writes its block through the local view, then reads every element through
