@@ -281,7 +281,7 @@ TEST_F(DistArray, BadCopiesChangeNothing) {
   barrier(world());
 }
 
-// The README's tour of dist_array (quoted there; style.readme_snippets keeps it an excerpt).
+// The API tour of dist_array (docs/tour.md quotes it; style.readme_snippets keeps it an excerpt).
 TEST_F(DistArray, ReadmeTour) {
   const oneside::team& world = oneside::world();
   // 100 x 80 doubles: rows in blocks, columns dealt out 8 at a time, over a grid of the team.

@@ -1,6 +1,7 @@
-// The README's rma tour, compiled and run as written, then checked. The text between the
-// "readme:rma" markers must appear verbatim (less two spaces of indent) in README.md: the
-// style.readme_snippets test compares them, so the README cannot drift from code that works.
+// The API tour's rma part (docs/tour.md), compiled and run as written, then checked. The text
+// between the "readme:rma" markers must appear verbatim (less two spaces of indent) in the
+// docs: the style.readme_snippets test compares them, so the tour cannot drift from code that
+// works.
 #include <cstring>
 #include <span>
 #include <vector>
