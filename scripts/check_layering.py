@@ -12,8 +12,9 @@ include/oneside/<layer>/. The rules:
 - an interface header includes only public headers and interfaces (never its own layer's
   internals): the interface is closed, a few headers rather than a source tree;
 - a public header includes only public headers, and no third-party dependency;
-- apps include only public headers and their own; benches also the bench interface (the
-  layers' interface headers, bench/README.md) and the apps' shared code (the stencil's halo);
+- apps include only public headers, their own and the apps' common code (apps/common,
+  included as "common/<name>.hpp"); benches also the bench interface (the layers' interface
+  headers, bench/README.md) and the apps' shared code (the stencil's halo);
 - the transport's backends (runtime/transport/shm, runtime/transport/mpi) never include each
   other, and only the transport table, the MPI backend and the bootstrap test ONESIDE_HAVE_MPI;
 - each third-party dependency is used in its one folder, and only runtime/settings reads the
@@ -141,7 +142,9 @@ class Check:
                 if target.startswith("oneside/"):
                     self.public(path, target, None)
                 continue
-            if ".." not in target.split("/") and exists(self.top, here, target):
+            if ".." not in target.split("/") and (
+                    exists(self.top, here, target)
+                    or (target.startswith("common/") and exists(self.top, "apps", target))):
                 continue
             if bench and (self.interface(path, target, None) or exists(self.top, "bench", "support", target)
                           or any(exists(self.top, "apps", d, target)

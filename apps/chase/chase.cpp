@@ -26,19 +26,18 @@
 // total), or every rank fails with a message and a non-zero status.
 #include <algorithm>
 #include <bit>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <exception>
 #include <optional>
 #include <span>
 #include <string>
-#include <string_view>
-#include <type_traits>
 #include <vector>
 
 #include <oneside/oneside.hpp>
+
+#include "common/app_main.hpp"
+#include "common/option_reader.hpp"
 
 namespace {
 
@@ -76,70 +75,31 @@ constexpr const char* usage =
     "  --seed S            the list's and the start points' seed (default 19)\n"
     "  --inject-error      corrupt one pointer of the list (verification must fail)\n";
 
-template <class T>
-bool parse_number(std::string_view s, T& out) {
-  const char* end = s.data() + s.size();
-  auto [p, ec] = std::from_chars(s.data(), end, out);
-  return ec == std::errc{} && p == end;
-}
-
 // Parses `--name value` and `--name=value`; returns the first error, or an empty string.
 std::string parse_options(int argc, char** argv, options& o) {
-  std::string error;
-  for (int i = 1; i < argc && error.empty(); ++i) {
-    std::string_view arg = argv[i];
-    std::string_view value;
-    bool has_value = false;
-    if (const auto eq = arg.find('='); eq != std::string_view::npos && arg.starts_with("--")) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    auto take = [&]() -> std::optional<std::string_view> {
-      if (has_value) return value;
-      if (i + 1 >= argc) {
-        error = "option " + std::string(arg) + " needs a value";
-        return std::nullopt;
-      }
-      return std::string_view(argv[++i]);
-    };
-    auto number = [&](auto& out, long long lo, long long hi) {
-      const auto v = take();
-      if (!v) return;
-      long long x = 0;
-      if (!parse_number(*v, x) || x < lo || x > hi) {
-        error = "option " + std::string(arg) + ": '" + std::string(*v) +
-                "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-        return;
-      }
-      out = static_cast<std::remove_reference_t<decltype(out)>>(x);
-    };
-    if (arg == "--help" || arg == "-h") {
+  oneside::apps::option_reader in(argc, argv);
+  while (in.next()) {
+    if (in.name() == "--help" || in.name() == "-h") {
       o.help = true;
-    } else if (arg == "--nodes-per-rank") {
-      number(o.nodes_per_rank, 1, 1LL << 28);
-    } else if (arg == "--fibers") {
-      number(o.fibers, 0, 1 << 16);
-    } else if (arg == "--hops") {
-      number(o.hops, 1, 1LL << 40);
-    } else if (arg == "--seed") {
-      number(o.seed, 0, (1LL << 62));
-    } else if (arg == "--memory") {
-      if (const auto v = take()) {
-        if (*v != "window" && *v != "heap") {
-          error = "unknown memory '" + std::string(*v) + "' (known: window, heap)";
-        }
-        o.memory = std::string(*v);
-      }
-    } else if (arg == "--prefetch") {
+    } else if (in.name() == "--nodes-per-rank") {
+      in.number(o.nodes_per_rank, 1, 1LL << 28);
+    } else if (in.name() == "--fibers") {
+      in.number(o.fibers, 0, 1 << 16);
+    } else if (in.name() == "--hops") {
+      in.number(o.hops, 1, 1LL << 40);
+    } else if (in.name() == "--seed") {
+      in.number(o.seed, 0, (1LL << 62));
+    } else if (in.name() == "--memory") {
+      in.choice(o.memory, {"window", "heap"}, "memory");
+    } else if (in.name() == "--prefetch") {
       o.prefetch = true;
-    } else if (arg == "--inject-error") {
+    } else if (in.name() == "--inject-error") {
       o.inject_error = true;
     } else {
-      error = "unknown option '" + std::string(arg) + "'";
+      in.fail("unknown option '" + std::string(in.name()) + "'");
     }
   }
-  return error;
+  return in.error();
 }
 
 // splitmix64's finalizer: a bijective mix of 64 bits.
@@ -379,11 +339,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  oneside::runtime rt(argc, argv);
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "chase: rank %d: %s\n", rt.rank(), e.what());
-    return 1;
-  }
+  return oneside::apps::app_main("chase", argc, argv, run);
 }

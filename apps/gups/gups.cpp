@@ -22,13 +22,13 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <oneside/oneside.hpp>
 
+#include "common/app_main.hpp"
 #include "gups_cli.hpp"
 #include "gups_stream.hpp"
 #include "gups_verify.hpp"
@@ -118,11 +118,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  oneside::runtime rt(argc, argv);
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gups: rank %d: %s\n", rt.rank(), e.what());
-    return 1;
-  }
+  return oneside::apps::app_main("gups", argc, argv, run);
 }

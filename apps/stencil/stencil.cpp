@@ -22,7 +22,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <exception>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,6 +29,7 @@
 #include <oneside/oneside.hpp>
 #include <oneside/runtime/wait.hpp>
 
+#include "common/app_main.hpp"
 #include "stencil_cli.hpp"
 #include "stencil_decomposition.hpp"
 #include "stencil_halo.hpp"
@@ -361,11 +361,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  oneside::runtime rt(argc, argv);
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "stencil: rank %d: %s\n", rt.rank(), e.what());
-    return 1;
-  }
+  return oneside::apps::app_main("stencil", argc, argv, run);
 }

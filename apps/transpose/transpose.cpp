@@ -22,13 +22,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <exception>
 #include <span>
 #include <string>
 #include <vector>
 
 #include <oneside/oneside.hpp>
 
+#include "common/app_main.hpp"
 #include "transpose_cli.hpp"
 #include "transpose_kernel.hpp"
 #include "transpose_verify.hpp"
@@ -192,11 +192,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  oneside::runtime rt(argc, argv);
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "transpose: rank %d: %s\n", rt.rank(), e.what());
-    return 1;
-  }
+  return oneside::apps::app_main("transpose", argc, argv, run);
 }
