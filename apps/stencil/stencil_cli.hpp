@@ -3,16 +3,13 @@
 // before the run (start() does all of it).
 #pragma once
 
-#include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
+#include "common/option_reader.hpp"
 #include "stencil_decomposition.hpp"
 #include "stencil_halo.hpp"
 #include "stencil_kernel.hpp"
@@ -38,109 +35,68 @@ struct parse_result {
   std::string error;  // empty when the command line is valid
 };
 
-template <class T>
-bool parse_number(std::string_view s, T& out) {
-  const char* end = s.data() + s.size();
-  auto [p, ec] = std::from_chars(s.data(), end, out);
-  return ec == std::errc{} && p == end;
-}
-
 // Parses `--name value` and `--name=value`. `variants` lists the accepted --variant values.
 inline parse_result parse_options(int argc, char** argv, const std::vector<std::string>& variants,
                                   std::string_view default_variant, kernel_kind default_kernel) {
   parse_result r;
   r.opts.variant = std::string(default_variant);
   r.opts.kernel = default_kernel;
-  auto fail = [&](std::string msg) {
-    if (r.error.empty()) r.error = std::move(msg);
-  };
-  for (int i = 1; i < argc && r.error.empty(); ++i) {
-    std::string_view arg = argv[i];
-    std::string_view value;
-    bool has_value = false;
-    if (const auto eq = arg.find('='); eq != std::string_view::npos && arg.starts_with("--")) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    auto take = [&]() -> std::optional<std::string_view> {
-      if (has_value) return value;
-      if (i + 1 >= argc) {
-        fail("option " + std::string(arg) + " needs a value");
-        return std::nullopt;
-      }
-      return std::string_view(argv[++i]);
-    };
-    auto number = [&](auto& out, long long lo, long long hi) {
-      const auto v = take();
-      if (!v) return;
-      long long x = 0;
-      if (!parse_number(*v, x) || x < lo || x > hi) {
-        fail("option " + std::string(arg) + ": '" + std::string(*v) + "' is not an integer in [" +
-             std::to_string(lo) + ", " + std::to_string(hi) + "]");
-        return;
-      }
-      out = static_cast<std::remove_reference_t<decltype(out)>>(x);
-    };
+  option_reader in(argc, argv);
+  while (in.next()) {
+    const std::string_view arg = in.name();
     if (arg == "--help" || arg == "-h") {
       r.opts.help = true;
     } else if (arg == "--n" || arg == "-n") {
-      number(r.opts.n, 1, 1LL << 20);
+      in.number(r.opts.n, 1, 1LL << 20);
     } else if (arg == "--radius" || arg == "-r") {
-      number(r.opts.radius, 1, 1 << 10);
+      in.number(r.opts.radius, 1, 1 << 10);
     } else if (arg == "--iterations" || arg == "-i") {
-      number(r.opts.iterations, 1, 1 << 30);
+      in.number(r.opts.iterations, 1, 1 << 30);
     } else if (arg == "--variant" || arg == "-v") {
-      if (const auto v = take()) {
-        if (std::find(variants.begin(), variants.end(), *v) == variants.end()) {
-          std::string known;
-          for (const auto& k : variants) known += (known.empty() ? "" : ", ") + k;
-          fail("unknown variant '" + std::string(*v) + "' (known: " + known + ")");
-        }
-        r.opts.variant = std::string(*v);
-      }
+      in.choice(r.opts.variant, variants, "variant");
     } else if (arg == "--kernel") {
-      if (const auto v = take()) {
+      if (const auto v = in.value()) {
         if (*v == "fused") {
           r.opts.kernel = kernel_kind::fused;
         } else if (*v == "prk") {
           r.opts.kernel = kernel_kind::prk;
         } else {
-          fail("unknown kernel '" + std::string(*v) + "' (known: fused, prk)");
+          in.fail("unknown kernel '" + std::string(*v) + "' (known: fused, prk)");
         }
       }
     } else if (arg == "--halo") {
-      if (const auto v = take()) {
+      if (const auto v = in.value()) {
         if (*v == "pack") {
           r.opts.halo = halo_kind::pack;
         } else if (*v == "datatype") {
           r.opts.halo = halo_kind::datatype;
         } else {
-          fail("unknown halo method '" + std::string(*v) + "' (known: pack, datatype)");
+          in.fail("unknown halo method '" + std::string(*v) + "' (known: pack, datatype)");
         }
       }
     } else if (arg == "--tiles") {
-      if (const auto v = take()) {
+      if (const auto v = in.value()) {
         const auto x = v->find('x');
         if (x == std::string_view::npos || !parse_number(v->substr(0, x), r.opts.tiles_x) ||
             !parse_number(v->substr(x + 1), r.opts.tiles_y) || r.opts.tiles_x < 1 ||
             r.opts.tiles_y < 1) {
-          fail("option --tiles: '" + std::string(*v) + "' is not of the form PXxPY");
+          in.fail("option --tiles: '" + std::string(*v) + "' is not of the form PXxPY");
         }
       }
     } else if (arg == "--inject-error") {
       r.opts.inject_error = true;
     } else if (arg == "--only") {
-      if (const auto v = take()) {
+      if (const auto v = in.value()) {
         if (*v != "compute" && *v != "comm") {
-          fail("option --only: '" + std::string(*v) + "' is neither compute nor comm");
+          in.fail("option --only: '" + std::string(*v) + "' is neither compute nor comm");
         }
         r.opts.only = std::string(*v);
       }
     } else {
-      fail("unknown argument '" + std::string(arg) + "' (see --help)");
+      in.fail("unknown argument '" + std::string(arg) + "' (see --help)");
     }
   }
+  r.error = in.error();
   return r;
 }
 
