@@ -4,16 +4,19 @@
 // T[a & (2^n - 1)] ^= a for each value a, wherever the word lives. Variants say how an update
 // reaches the word's owner, one function each (update_fn), listed in `variants` below:
 //   atomic    one remote atomic_xor per update, fire-and-forget (its future dropped), and one
-//             quiet() at the end; on node peers' memory a CPU atomic, elsewhere the owner's
+//             quiet() at the end: a CPU atomic on memory this process maps (its own, node
+//             peers' on shm), else the transport's atomic, applied by the owner
+// Issue 21's other variants (aggregated through the aggregator, one rpc per update) are one
+// update_fn each, added to `variants` with the layers they use; the command line offers only
+// the variants listed there.
 // Time: from a barrier to the barrier after the last update is visible everywhere (the slowest
 // rank's), reported as HPCC does (updates / seconds / 1e9); then every rank replays the whole
 // stream on its own words and the wrong words are counted (gups_verify.hpp).
 //
 // The table's words are reached through a global_ptr computed from the layout (a shift when the
 // rank count is a power of two) rather than through a dist_array<std::uint64_t, 1>'s ptr(): the
-// two measured alike on 2 ranks (shm, 2^22 words; MPI transport, 2^18) and the heap 5-15%
-// faster on 1 rank, where dist_array::ptr's index check and pattern arithmetic are not hidden by
-// a transfer; and HPCC's layout (block sizes differing by at most one) is kept this way.
+// two measured alike on 2 ranks and the heap 5-15% faster at 1 rank (bench/RESULTS.md, GUPS),
+// and HPCC's layout (block sizes differing by at most one) is kept this way.
 //
 //   oneside-run -n 2 gups --log2-table 26 --variant atomic
 //
