@@ -1,0 +1,183 @@
+// The target's half of aggregation (aggregator.hpp): the registry of aggregated-message
+// handlers and the active-message handler that applies a buffer's records in order. Atomics
+// run as CPU atomics through transport::detail::amo_apply, the body of every other oneside
+// atomic on that memory (the owner's agent on shm, its progress thread on MPI), so they are
+// atomic with those; the handler never waits, so a rank whose aggregator waits for buffers
+// to come back can always apply the buffers others send it (no deadlock when all flood all).
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <oneside/runtime/copy.hpp>
+#include <oneside/runtime/wait.hpp>
+
+#include "aggregate/records.hpp"
+#include "context/pgas_context.hpp"
+#include "runtime/amo_local.hpp"
+#include "runtime/check.hpp"
+
+namespace oneside::pgas::detail {
+namespace {
+
+// Append-only, as the transport's registry of active-message handlers: entries are written
+// before `count` is published, so handlers are found without a lock. Filled by static
+// initializers before any runtime opens, hence not in the runtime's context.
+struct handler_entry {
+  aggregated_handler_id id = 0;
+  aggregated_handler fn = nullptr;
+  std::string name;
+};
+struct handler_registry {
+  static constexpr std::size_t capacity = 256;
+  std::array<handler_entry, capacity> entries;
+  std::atomic<std::size_t> count{0};
+  std::mutex write_mutex;
+};
+
+handler_registry& registry() {
+  static handler_registry r;
+  return r;
+}
+
+// FNV-1a, as the transport names its handlers: ranks agree whatever their order of
+// registration.
+constexpr aggregated_handler_id hash_name(std::string_view name) noexcept {
+  std::uint32_t h = 2166136261U;
+  for (char c : name) {
+    h ^= static_cast<std::uint8_t>(c);
+    h *= 16777619U;
+  }
+  return h == 0 ? 1 : h;
+}
+
+[[noreturn]] void broken_batch(rank_t source, const char* what) noexcept {
+  std::fprintf(stderr, "oneside: an aggregated buffer from rank %d %s; aborting\n", source, what);
+  std::abort();
+}
+
+void run_message(rank_t source, const record_head& h, const std::byte* data) noexcept {
+  const aggregated_handler fn =
+      find_aggregated_handler(static_cast<aggregated_handler_id>(h.where));
+  if (fn == nullptr) broken_batch(source, "names a handler this rank has not registered");
+  try {
+    fn(source, std::span<const std::byte>(data, static_cast<std::size_t>(h.value)));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "oneside: an aggregated message from rank %d failed: %s; aborting\n",
+                 source, e.what());
+    std::abort();
+  }
+}
+
+// The active message: every record in order, then one wake-up per rank whose memory changed.
+void apply_batch(transport::backend& t, rank_t source, std::span<const std::byte> payload) {
+  std::vector<rank_t> touched;
+  std::size_t at = 0;
+  while (at < payload.size()) {
+    if (payload.size() - at < sizeof(record_head)) broken_batch(source, "is cut short");
+    record_head h;
+    std::memcpy(&h, payload.data() + at, sizeof h);
+    at += sizeof h;
+    const std::byte* data = payload.data() + at;
+    if (h.kind != record_kind::atomic) {
+      if (h.value > payload.size() - at) broken_batch(source, "is cut short");
+      at += padded(static_cast<std::size_t>(h.value));
+    }
+    if (h.kind == record_kind::message) {
+      run_message(source, h, data);
+      continue;
+    }
+    apply_update(t, h, data);
+    if (touched.empty() || touched.back() != h.rank) {
+      if (std::find(touched.begin(), touched.end(), h.rank) == touched.end()) {
+        touched.push_back(h.rank);
+      }
+    }
+  }
+  for (rank_t r : touched) wake_rank(t, r);
+}
+
+const transport::am_handler_id g_batch_handler =
+    transport::register_am_handler("oneside.aggregator.batch", &apply_batch);
+
+}  // namespace
+
+transport::am_handler_id batch_handler() {
+  return g_batch_handler;
+}
+
+void apply_update(transport::backend& t, const record_head& h, const std::byte* data) {
+  const std::size_t bytes = h.kind == record_kind::atomic
+                                ? transport::amo_type_size(static_cast<transport::amo_type>(h.type))
+                                : static_cast<std::size_t>(h.value);
+  pgas_context* s = get_context_if_open();
+  void* p = s != nullptr ? s->local_address(h.rank, static_cast<std::uintptr_t>(h.where), bytes)
+                         : nullptr;
+  if (h.kind == record_kind::atomic) {
+    const transport::amo_args args{static_cast<transport::amo_op>(h.op),
+                                   static_cast<transport::amo_type>(h.type), h.value, 0};
+    if (p != nullptr) {
+      transport::detail::amo_apply(p, args, nullptr);
+    } else {
+      // A node peer's memory not mapped here (an exposure that stayed private): its owner's
+      // path, as any other atomic on it.
+      t.amo(h.rank, static_cast<std::uintptr_t>(h.where), args, nullptr);
+    }
+  } else if (p != nullptr) {
+    oneside::detail::copy_bytes(p, data, bytes);
+  } else {
+    t.put(h.rank, static_cast<std::uintptr_t>(h.where), std::span<const std::byte>(data, bytes));
+  }
+}
+
+void wake_rank(transport::backend& t, rank_t rank) noexcept {
+  if (rank == t.rank()) {
+    oneside::detail::notify(t.local_doorbell());
+  } else if (oneside::detail::doorbell* bell = t.peer_doorbell(rank)) {
+    oneside::detail::notify(*bell);
+  } else {
+    t.wake(rank);
+  }
+}
+
+aggregated_handler find_aggregated_handler(aggregated_handler_id id) noexcept {
+  handler_registry& r = registry();
+  const std::size_t n = r.count.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (r.entries[i].id == id) return r.entries[i].fn;
+  }
+  return nullptr;
+}
+
+}  // namespace oneside::pgas::detail
+
+namespace oneside {
+
+aggregated_handler_id register_aggregated_handler(std::string_view name, aggregated_handler fn) {
+  using oneside::detail::raise;
+  ONESIDE_CHECK(!name.empty() && fn != nullptr, error_class::arg,
+                {.call = "register_aggregated_handler"}, "a handler needs a name and a function");
+  pgas::detail::handler_registry& r = pgas::detail::registry();
+  const aggregated_handler_id id = pgas::detail::hash_name(name);
+  const std::lock_guard lock(r.write_mutex);
+  const std::size_t n = r.count.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (r.entries[i].id != id) continue;
+    if (r.entries[i].name == name && r.entries[i].fn == fn) return id;  // registered again
+    raise(error_class::arg, {.call = "register_aggregated_handler"},
+          "aggregated handler name '" + std::string(name) + "' collides with '" +
+              r.entries[i].name + "'");
+  }
+  ONESIDE_CHECK(n < pgas::detail::handler_registry::capacity, error_class::arg,
+                {.call = "register_aggregated_handler"}, "too many aggregated handlers");
+  r.entries[n] = pgas::detail::handler_entry{id, fn, std::string(name)};
+  r.count.store(n + 1, std::memory_order_release);
+  return id;
+}
+
+}  // namespace oneside
