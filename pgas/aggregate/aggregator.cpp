@@ -109,7 +109,8 @@ class aggregator_impl {
         capacity_(capacity_of(o, s.transport())),
         buffers_(buffers_of(o)),
         combine_(o.combine),
-        routes_(static_cast<std::size_t>(s.size())),
+        apply_here_(o.apply_at_origin),
+        routes_(2 * static_cast<std::size_t>(s.size())),
         route_of_(static_cast<std::size_t>(s.size())) {
     plan_routes(routing_of(o));
     if (combine_) {
@@ -170,10 +171,9 @@ class aggregator_impl {
       (void)resolve_remote(*s_, r, addr, bytes, call);  // rma_range for memory not exposed
     }
     const std::lock_guard lock(mutex);
-    const rank_t via = route_of_[static_cast<std::size_t>(r)];
-    route& d = route_at(via);
+    route& d = route_at(route_of_[static_cast<std::size_t>(r)]);
     if (combine_ && try_combine(d, op, type, r, addr, bits)) return;
-    std::byte* at = reserve(d, via, sizeof(record_head));
+    std::byte* at = reserve(d, sizeof(record_head));
     const record_head h{record_kind::atomic,
                         static_cast<std::uint8_t>(op),
                         static_cast<std::uint8_t>(type),
@@ -197,9 +197,8 @@ class aggregator_impl {
       return;
     }
     const std::lock_guard lock(mutex);
-    const rank_t via = route_of_[static_cast<std::size_t>(r)];
-    route& d = route_at(via);
-    std::byte* at = reserve(d, via, sizeof(record_head) + padded(bytes));
+    route& d = route_at(route_of_[static_cast<std::size_t>(r)]);
+    std::byte* at = reserve(d, sizeof(record_head) + padded(bytes));
     const record_head h{record_kind::put, 0, 0, 0, r, addr, bytes};
     std::memcpy(at, &h, sizeof h);
     std::memcpy(at + sizeof h, src, bytes);
@@ -219,8 +218,9 @@ class aggregator_impl {
         {.call = call, .target = r, .bytes = bytes.size()},
         "an aggregated message carries at most " + std::to_string(max_message()) + " bytes");
     const std::lock_guard lock(mutex);
-    route& d = route_at(r);  // messages travel directly, to be run by their own target
-    std::byte* at = reserve(d, r, sizeof(record_head) + padded(bytes.size()));
+    // Messages travel directly, in routes of their own, to be run by their own target.
+    route& d = route_at(s_->size() + r);
+    std::byte* at = reserve(d, sizeof(record_head) + padded(bytes.size()));
     const record_head h{record_kind::message, 0, 0, 0, r, id, bytes.size()};
     std::memcpy(at, &h, sizeof h);
     if (!bytes.empty()) std::memcpy(at + sizeof h, bytes.data(), bytes.size());
@@ -248,6 +248,8 @@ class aggregator_impl {
     std::size_t head = 0;
     std::size_t in_flight = 0;
     bool active = false;  // listed in active_
+    rank_t via = 0;       // where its buffers go
+    bool here = false;    // applied by this process when shipped (apply_at_origin)
     std::uint32_t generation = 1;
     std::unique_ptr<slot[]> table;  // combining: the last record of each word
   };
@@ -280,23 +282,26 @@ class aggregator_impl {
     }
   }
 
-  route& route_at(rank_t via) {
-    route& d = routes_[static_cast<std::size_t>(via)];
+  // Route `index`: the updates to rank `index`, or for index - size() the messages to that rank.
+  route& route_at(rank_t index) {
+    route& d = routes_[static_cast<std::size_t>(index)];
     if (!d.buffer) [[unlikely]] {
+      d.via = index % s_->size();
+      d.here = apply_here_ && index < s_->size() && s_->is_local_rank(d.via);
       d.buffer = std::make_unique<std::byte[]>(capacity_);
       d.ring.resize(static_cast<std::size_t>(buffers_ - 1));
       if (combine_) d.table = std::make_unique<slot[]>(table_size_);
     }
     if (!d.active) {
       d.active = true;
-      active_.push_back(via);
+      active_.push_back(index);
     }
     return d;
   }
 
-  // Room for `bytes` in the buffer of d (the route to `via`), shipping it first when full.
-  std::byte* reserve(route& d, rank_t via, std::size_t bytes) {
-    if (d.used + bytes > capacity_) ship(d, via);
+  // Room for `bytes` in d's buffer, shipping it first when full.
+  std::byte* reserve(route& d, std::size_t bytes) {
+    if (d.used + bytes > capacity_) ship(d);
     std::byte* at = d.buffer.get() + d.used;
     d.used += bytes;
     return at;
@@ -340,10 +345,17 @@ class aggregator_impl {
     e = slot{addr, r, d.generation, offset};
   }
 
-  // Sends d's buffer (to `via`), after waiting, making progress, until a buffer of the route is
-  // free.
-  void ship(route& d, rank_t via) {
+  // Sends d's buffer, after waiting, making progress, until a buffer of the route is free; or
+  // applies it here (memory this process loads and stores, apply_at_origin).
+  void ship(route& d) {
     if (d.used == 0) return;
+    if (d.here) {
+      apply_records(*t_, s_->rank(), std::span<const std::byte>(d.buffer.get(), d.used));
+      d.used = 0;
+      ++d.generation;
+      return;
+    }
+    const rank_t via = d.via;
     const std::size_t ring = d.ring.size();
     if (d.in_flight == ring) {
       transport::completion& oldest = d.ring[d.head];
@@ -362,13 +374,13 @@ class aggregator_impl {
   }
 
   void flush_locked() {
-    for (rank_t via : active_) ship(routes_[static_cast<std::size_t>(via)], via);
-    for (rank_t via : active_) {
-      route& d = routes_[static_cast<std::size_t>(via)];
+    for (rank_t index : active_) ship(routes_[static_cast<std::size_t>(index)]);
+    for (rank_t index : active_) {
+      route& d = routes_[static_cast<std::size_t>(index)];
       while (d.in_flight != 0) {
         transport::completion& oldest = d.ring[d.head];
         if (!t_->test(oldest)) {
-          const oneside::detail::wait_scope waiting("aggregator::flush", via);
+          const oneside::detail::wait_scope waiting("aggregator::flush", d.via);
           oneside::detail::wait_until([&] { return t_->test(oldest); });
         }
         d.head = (d.head + 1) % d.ring.size();
@@ -384,9 +396,10 @@ class aggregator_impl {
   std::size_t capacity_;
   int buffers_;
   bool combine_;
+  bool apply_here_;
   bool node_routed_ = false;
   std::size_t table_size_ = 0;
-  std::vector<route> routes_;     // by the rank a route sends to
+  std::vector<route> routes_;     // updates by the rank they are sent to, then messages by rank
   std::vector<rank_t> route_of_;  // by destination: the rank its updates are sent to
   std::vector<rank_t> active_;    // routes with a buffer being filled or in flight
 };

@@ -4,6 +4,7 @@
 // atomic on that memory (the owner's agent on shm, its progress thread on MPI), so they are
 // atomic with those; the handler never waits, so a rank whose aggregator waits for buffers
 // to come back can always apply the buffers others send it (no deadlock when all flood all).
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -74,32 +75,8 @@ void run_message(rank_t source, const record_head& h, const std::byte* data) noe
   }
 }
 
-// The active message: every record in order, then one wake-up per rank whose memory changed.
 void apply_batch(transport::backend& t, rank_t source, std::span<const std::byte> payload) {
-  std::vector<rank_t> touched;
-  std::size_t at = 0;
-  while (at < payload.size()) {
-    if (payload.size() - at < sizeof(record_head)) broken_batch(source, "is cut short");
-    record_head h;
-    std::memcpy(&h, payload.data() + at, sizeof h);
-    at += sizeof h;
-    const std::byte* data = payload.data() + at;
-    if (h.kind != record_kind::atomic) {
-      if (h.value > payload.size() - at) broken_batch(source, "is cut short");
-      at += padded(static_cast<std::size_t>(h.value));
-    }
-    if (h.kind == record_kind::message) {
-      run_message(source, h, data);
-      continue;
-    }
-    apply_update(t, h, data);
-    if (touched.empty() || touched.back() != h.rank) {
-      if (std::find(touched.begin(), touched.end(), h.rank) == touched.end()) {
-        touched.push_back(h.rank);
-      }
-    }
-  }
-  for (rank_t r : touched) wake_rank(t, r);
+  apply_records(t, source, payload);
 }
 
 const transport::am_handler_id g_batch_handler =
@@ -111,13 +88,24 @@ transport::am_handler_id batch_handler() {
   return g_batch_handler;
 }
 
-void apply_update(transport::backend& t, const record_head& h, const std::byte* data) {
-  const std::size_t bytes = h.kind == record_kind::atomic
-                                ? transport::amo_type_size(static_cast<transport::amo_type>(h.type))
-                                : static_cast<std::size_t>(h.value);
-  pgas_context* s = get_context_if_open();
-  void* p = s != nullptr ? s->local_address(h.rank, static_cast<std::uintptr_t>(h.where), bytes)
-                         : nullptr;
+namespace {
+
+// Where this process loads and stores the memory a record changes, or null (the transport's
+// path then).
+void* mapped(transport::backend& t, pgas_context* s, const record_head& h, std::size_t bytes) {
+  const auto addr = static_cast<std::uintptr_t>(h.where);
+  if (h.rank == t.rank()) return reinterpret_cast<void*>(addr);
+  return s != nullptr ? s->local_address(h.rank, addr, bytes) : nullptr;
+}
+
+std::size_t update_bytes(const record_head& h) noexcept {
+  return h.kind == record_kind::atomic
+             ? transport::amo_type_size(static_cast<transport::amo_type>(h.type))
+             : static_cast<std::size_t>(h.value);
+}
+
+void apply_at(transport::backend& t, void* p, const record_head& h, const std::byte* data) {
+  const std::size_t bytes = update_bytes(h);
   if (h.kind == record_kind::atomic) {
     const transport::amo_args args{static_cast<transport::amo_op>(h.op),
                                    static_cast<transport::amo_type>(h.type), h.value, 0};
@@ -133,6 +121,55 @@ void apply_update(transport::backend& t, const record_head& h, const std::byte* 
   } else {
     t.put(h.rank, static_cast<std::uintptr_t>(h.where), std::span<const std::byte>(data, bytes));
   }
+}
+
+}  // namespace
+
+// Two passes: the first finds where each update lands and asks for those cache lines all at
+// once (the updates of a batch usually hit random words of a large table, and a locked
+// instruction lets no later load start before it completes, so without this every update
+// would wait for its own cache miss in turn); the second applies the records in order. Then
+// one wake-up per rank whose memory changed.
+void apply_records(transport::backend& t, rank_t source, std::span<const std::byte> payload) {
+  thread_local std::vector<void*> where;
+  where.clear();
+  pgas_context* s = get_context_if_open();
+  std::size_t at = 0;
+  while (at < payload.size()) {
+    if (payload.size() - at < sizeof(record_head)) broken_batch(source, "is cut short");
+    record_head h;
+    std::memcpy(&h, payload.data() + at, sizeof h);
+    at += sizeof h;
+    if (h.kind != record_kind::atomic) {
+      if (h.value > payload.size() - at) broken_batch(source, "is cut short");
+      at += padded(static_cast<std::size_t>(h.value));
+    }
+    if (h.kind == record_kind::message) continue;
+    void* p = mapped(t, s, h, update_bytes(h));
+    if (p != nullptr && h.kind == record_kind::atomic) __builtin_prefetch(p, 1);
+    where.push_back(p);
+  }
+  std::vector<rank_t> touched;
+  std::size_t next = 0;
+  at = 0;
+  while (at < payload.size()) {
+    record_head h;
+    std::memcpy(&h, payload.data() + at, sizeof h);
+    at += sizeof h;
+    const std::byte* data = payload.data() + at;
+    if (h.kind != record_kind::atomic) at += padded(static_cast<std::size_t>(h.value));
+    if (h.kind == record_kind::message) {
+      run_message(source, h, data);
+      continue;
+    }
+    apply_at(t, where[next++], h, data);
+    if (touched.empty() || touched.back() != h.rank) {
+      if (std::find(touched.begin(), touched.end(), h.rank) == touched.end()) {
+        touched.push_back(h.rank);
+      }
+    }
+  }
+  for (rank_t r : touched) wake_rank(t, r);
 }
 
 void wake_rank(transport::backend& t, rank_t rank) noexcept {

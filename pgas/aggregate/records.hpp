@@ -35,10 +35,13 @@ constexpr std::size_t padded(std::size_t n) noexcept {
 // The handler every batch is sent to (registered when the library loads).
 transport::am_handler_id batch_handler();
 
-// Applies one atomic or put record to memory of `rank`, this process's or a node peer's, the
-// way the owner applies its own atomics (CPU atomics: transport::detail::amo_apply); memory not
-// mapped here goes through the transport. Returns whether `rank`'s waiters should be woken.
-void apply_update(transport::backend& t, const record_head& h, const std::byte* data);
+// Applies a buffer's records in order, as the destination's handler does and as an origin
+// that loads and stores the destination's memory may do itself: atomics with the CPU atomics
+// every oneside atomic on that memory uses (transport::detail::amo_apply), rputs by copy,
+// messages by their handlers; memory not mapped here goes through the transport. Then wakes
+// each rank whose memory changed. Never waits (aborts the job on a malformed buffer: senders
+// check everything first).
+void apply_records(transport::backend& t, rank_t source, std::span<const std::byte> payload);
 // Wakes the threads of `rank` (this process or a node peer) sleeping on changed memory.
 void wake_rank(transport::backend& t, rank_t rank) noexcept;
 

@@ -155,14 +155,23 @@ void check_against_model(const aggregator_options& options, flush_by how, int sa
   deallocate(mine);
 }
 
-using model_param = std::tuple<bool, flush_by, aggregator_routing>;
+// How updates reach node peers and other nodes: direct routing with the origin applying what
+// it loads and stores, direct routing with every buffer a message, node routing.
+enum class path : int { origin_applies, messages, node_routed };
+
+aggregator_options options_of(bool combine, path p) {
+  return {.combine = combine,
+          .routing = p == path::node_routed ? aggregator_routing::node : aggregator_routing::direct,
+          .apply_at_origin = p != path::messages};
+}
+
+using model_param = std::tuple<bool, flush_by, path>;
 
 class AggregatorModel : public PgasTest, public ::testing::WithParamInterface<model_param> {};
 
 TEST_P(AggregatorModel, EveryOperationAndTypeMatchesTheModel) {
-  const auto [combine, how, routing] = GetParam();
-  const aggregator_options o{
-      .buffer_bytes = 0, .buffers = 0, .combine = combine, .routing = routing};
+  const auto [combine, how, p] = GetParam();
+  const aggregator_options o = options_of(combine, p);
   check_against_model<std::int32_t>(o, how, 1);
   check_against_model<std::uint32_t>(o, how, 2);
   check_against_model<std::int64_t>(o, how, 3);
@@ -173,16 +182,17 @@ TEST_P(AggregatorModel, EveryOperationAndTypeMatchesTheModel) {
 
 std::string model_name(const ::testing::TestParamInfo<model_param>& info) {
   const std::array<const char*, 3> flushes{"Flush", "Quiet", "Destructor"};
+  const std::array<const char*, 3> paths{"OriginApplies", "Messages", "NodeRouted"};
   return std::string(std::get<0>(info.param) ? "Combining" : "Plain") +
          flushes[static_cast<std::size_t>(std::get<1>(info.param))] +
-         (std::get<2>(info.param) == aggregator_routing::node ? "NodeRouted" : "Direct");
+         paths[static_cast<std::size_t>(std::get<2>(info.param))];
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Options, AggregatorModel,
     ::testing::Combine(::testing::Bool(),
                        ::testing::Values(flush_by::flush, flush_by::quiet, flush_by::destructor),
-                       ::testing::Values(aggregator_routing::direct, aggregator_routing::node)),
+                       ::testing::Values(path::origin_applies, path::messages, path::node_routed)),
     model_name);
 
 class Aggregator : public PgasTest {};
@@ -197,8 +207,12 @@ global_ptr<std::int64_t> zeroed(int n) {
 // Small buffers (many shipped while filling) give the same results.
 TEST_F(Aggregator, SmallBuffersMatchTheModel) {
   for (bool combine : {false, true}) {
-    check_against_model<std::int64_t>({.buffer_bytes = 128, .buffers = 2, .combine = combine},
-                                      flush_by::flush, 7);
+    for (path p : {path::origin_applies, path::messages, path::node_routed}) {
+      aggregator_options o = options_of(combine, p);
+      o.buffer_bytes = 128;
+      o.buffers = 2;
+      check_against_model<std::int64_t>(o, flush_by::flush, 7);
+    }
   }
 }
 
@@ -237,8 +251,8 @@ TEST_F(Aggregator, RputsApplyInIssueOrder) {
   const std::vector<global_ptr<std::int64_t>> all = everyones(mine);
   barrier(world());
   const int rounds = 200;
-  {
-    aggregator agg({.buffer_bytes = 256, .buffers = 2});
+  for (bool here : {false, true}) {  // both paths to node peers; the same final state
+    aggregator agg({.buffer_bytes = 256, .buffers = 2, .apply_at_origin = here});
     for (int round = 0; round < rounds; ++round) {
       for (rank_t d = 0; d < world().size(); ++d) {
         // This rank's slots at d, one value each and a span of three.
@@ -368,7 +382,8 @@ TEST_F(Aggregator, FloodOfEveryRankToEveryRankNeitherGrowsNorDeadlocks) {
   const std::vector<global_ptr<std::int64_t>> all = everyones(mine);
   barrier(world());
   const int n = 10 * updates_per_rank();
-  aggregator agg({.buffer_bytes = 256, .buffers = 2});
+  // Every buffer a message (apply_at_origin off): the flood goes through the targets' progress.
+  aggregator agg({.buffer_bytes = 256, .buffers = 2, .apply_at_origin = false});
   EXPECT_EQ(agg.buffers(), 2);
   EXPECT_EQ(agg.buffer_bytes(), 256U);
   for (int k = 0; k < 2000; ++k) {  // the paths' first-use allocations before measuring

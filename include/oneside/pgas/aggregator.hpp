@@ -78,6 +78,11 @@ struct aggregator_options {
   int buffers = 0;               // per destination, at least 2; 0: ONESIDE_AGG_BUFFERS
   bool combine = false;          // same-word combining of commutative atomics
   aggregator_routing routing = aggregator_routing::settings;
+  // Updates (atomics, rputs) to memory this process loads and stores (node peers' heaps on
+  // shared memory) are applied by this rank when their buffer ships: the batch's words are
+  // prefetched, then updated with the same CPU atomics, one wake-up per buffer. false: they
+  // travel as messages and the target's progress applies them, as for other nodes.
+  bool apply_at_origin = true;
 };
 
 // The id of a handler of aggregated messages, the same on every rank (a hash of its name).
