@@ -224,7 +224,6 @@ class aggregator_impl {
     const record_head h{record_kind::message, 0, 0, 0, r, id, bytes.size()};
     std::memcpy(at, &h, sizeof h);
     if (!bytes.empty()) std::memcpy(at + sizeof h, bytes.data(), bytes.size());
-    ++d.generation;
   }
 
   void flush() {

@@ -13,8 +13,10 @@
 // Nothing else flushes: barrier() does not, so flush() or quiet() before a barrier that must
 // see the updates. Updates may arrive earlier (a full buffer), never later than these.
 //
-// Application at the target: by the transport's active-message progress (the agent thread, the
-// MPI progress thread, or the rank's waits with ONESIDE_AGENT=poll), with the CPU atomics every
+// Application: updates to this rank's own memory at the call; updates to memory this process
+// loads and stores (node peers on shm) by this rank when their buffer ships (apply_at_origin);
+// others by the destination's active-message progress (the agent thread, the MPI progress
+// thread, or the rank's waits with ONESIDE_AGENT=poll). Every path uses the CPU atomics every
 // other oneside atomic on that word uses (atomic.hpp): aggregated atomics are atomic with
 // fetch_add, atomic_add, compare_exchange … on the same word, from any rank, on every transport.
 // Rputs are plain copies (not atomic with anything, as rput).
@@ -32,13 +34,13 @@
 // Buffers of a destination are made at its first use.
 //
 // Ordering: the records of one aggregator to one destination rank are applied in the order they
-// were issued, atomics and rputs among themselves and messages among themselves; with node
-// routing, atomics and rputs travel through another rank and are not ordered with messages.
-// Combining (aggregator_options::combine): an atomic on a word with the same operation and type
-// as the last record buffered for that word joins it (sums for add, the smaller for min, …),
-// so it takes effect at that earlier place; never across an rput or message of that
-// destination, which start a new combining round. Combined results are exact (integer
-// arithmetic wraps around as atomic_add does).
+// were issued, atomics and rputs among themselves and messages among themselves; atomics and
+// rputs are not ordered with messages (separate buffers; with node routing through another
+// rank). Combining (aggregator_options::combine): an atomic on a word with the same operation
+// and type as the last record buffered for that word joins it (sums for add, the smaller for
+// min, …), so it takes effect at that earlier place; never across an rput to that destination
+// (which starts a new combining round). Combined results are exact (integer arithmetic wraps
+// around as atomic_add does).
 //
 // Thread-safety: the calls of one aggregator serialize on a lock, so any thread may use it (and
 // quiet() on any thread flushes it); handlers of messages must not use aggregators, nor wait.
