@@ -246,9 +246,10 @@ class aggregator_impl {
     std::vector<transport::completion> ring;  // buffers in flight, oldest at `head`
     std::size_t head = 0;
     std::size_t in_flight = 0;
-    bool active = false;  // listed in active_
-    rank_t via = 0;       // where its buffers go
-    bool here = false;    // applied by this process when shipped (apply_at_origin)
+    bool active = false;   // listed in active_
+    rank_t via = 0;        // where its buffers go
+    bool here = false;     // applied by this process when shipped (apply_at_origin)
+    bool to_wake = false;  // here: changed since the last flush (whose end wakes `via`)
     std::uint32_t generation = 1;
     std::unique_ptr<slot[]> table;  // combining: the last record of each word
   };
@@ -349,7 +350,8 @@ class aggregator_impl {
   void ship(route& d) {
     if (d.used == 0) return;
     if (d.here) {
-      apply_records(*t_, s_->rank(), std::span<const std::byte>(d.buffer.get(), d.used));
+      apply_records(*t_, s_->rank(), std::span<const std::byte>(d.buffer.get(), d.used), false);
+      d.to_wake = true;
       d.used = 0;
       ++d.generation;
       return;
@@ -385,6 +387,8 @@ class aggregator_impl {
         d.head = (d.head + 1) % d.ring.size();
         --d.in_flight;
       }
+      if (d.to_wake) wake_rank(*t_, d.via);
+      d.to_wake = false;
       d.active = false;
     }
     active_.clear();

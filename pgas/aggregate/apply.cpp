@@ -76,7 +76,7 @@ void run_message(rank_t source, const record_head& h, const std::byte* data) noe
 }
 
 void apply_batch(transport::backend& t, rank_t source, std::span<const std::byte> payload) {
-  apply_records(t, source, payload);
+  apply_records(t, source, payload, true);
 }
 
 const transport::am_handler_id g_batch_handler =
@@ -128,11 +128,14 @@ void apply_at(transport::backend& t, void* p, const record_head& h, const std::b
 // Two passes: the first finds where each update lands and asks for those cache lines all at
 // once (the updates of a batch usually hit random words of a large table, and a locked
 // instruction lets no later load start before it completes, so without this every update
-// would wait for its own cache miss in turn); the second applies the records in order. Then
-// one wake-up per rank whose memory changed.
-void apply_records(transport::backend& t, rank_t source, std::span<const std::byte> payload) {
-  thread_local std::vector<void*> where;
-  where.clear();
+// would wait for its own cache miss in turn); the second applies the records in order. Then,
+// if asked, one wake-up per rank whose memory changed.
+void apply_records(transport::backend& t, rank_t source, std::span<const std::byte> payload,
+                   bool wake) {
+  // Not a thread-local scratch: the transport's path for unmapped memory may run progress,
+  // and with it another batch, on this thread.
+  std::vector<void*> where;
+  where.reserve(payload.size() / sizeof(record_head));
   pgas_context* s = get_context_if_open();
   std::size_t at = 0;
   while (at < payload.size()) {
@@ -169,7 +172,9 @@ void apply_records(transport::backend& t, rank_t source, std::span<const std::by
       }
     }
   }
-  for (rank_t r : touched) wake_rank(t, r);
+  if (wake) {
+    for (rank_t r : touched) wake_rank(t, r);
+  }
 }
 
 void wake_rank(transport::backend& t, rank_t rank) noexcept {

@@ -38,10 +38,12 @@ transport::am_handler_id batch_handler();
 // Applies a buffer's records in order, as the destination's handler does and as an origin
 // that loads and stores the destination's memory may do itself: atomics with the CPU atomics
 // every oneside atomic on that memory uses (transport::detail::amo_apply), rputs by copy,
-// messages by their handlers; memory not mapped here goes through the transport. Then wakes
-// each rank whose memory changed. Never waits (aborts the job on a malformed buffer: senders
-// check everything first).
-void apply_records(transport::backend& t, rank_t source, std::span<const std::byte> payload);
+// messages by their handlers; memory not mapped here goes through the transport. Then, with
+// `wake`, wakes each rank whose memory changed (an origin wakes its destination once per flush
+// instead: a wake-up is a system call when somebody sleeps). Never waits (aborts the job on a
+// malformed buffer: senders check everything first).
+void apply_records(transport::backend& t, rank_t source, std::span<const std::byte> payload,
+                   bool wake);
 // Wakes the threads of `rank` (this process or a node peer) sleeping on changed memory.
 void wake_rank(transport::backend& t, rank_t rank) noexcept;
 
