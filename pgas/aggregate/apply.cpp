@@ -22,39 +22,14 @@
 #include "context/pgas_context.hpp"
 #include "runtime/amo_local.hpp"
 #include "runtime/check.hpp"
+#include "runtime/name_registry.hpp"
 
 namespace oneside::pgas::detail {
 namespace {
 
-// Append-only, as the transport's registry of active-message handlers: entries are written
-// before `count` is published, so handlers are found without a lock. Filled by static
-// initializers before any runtime opens, hence not in the runtime's context.
-struct handler_entry {
-  aggregated_handler_id id = 0;
-  aggregated_handler fn = nullptr;
-  std::string name;
-};
-struct handler_registry {
-  static constexpr std::size_t capacity = 256;
-  std::array<handler_entry, capacity> entries;
-  std::atomic<std::size_t> count{0};
-  std::mutex write_mutex;
-};
-
-handler_registry& registry() {
-  static handler_registry r;
+oneside::detail::name_registry<aggregated_handler>& registry() {
+  static oneside::detail::name_registry<aggregated_handler> r;
   return r;
-}
-
-// FNV-1a, as the transport names its handlers: ranks agree whatever their order of
-// registration.
-constexpr aggregated_handler_id hash_name(std::string_view name) noexcept {
-  std::uint32_t h = 2166136261U;
-  for (char c : name) {
-    h ^= static_cast<std::uint8_t>(c);
-    h *= 16777619U;
-  }
-  return h == 0 ? 1 : h;
 }
 
 [[noreturn]] void broken_batch(rank_t source, const char* what) noexcept {
@@ -188,12 +163,7 @@ void wake_rank(transport::backend& t, rank_t rank) noexcept {
 }
 
 aggregated_handler find_aggregated_handler(aggregated_handler_id id) noexcept {
-  handler_registry& r = registry();
-  const std::size_t n = r.count.load(std::memory_order_acquire);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (r.entries[i].id == id) return r.entries[i].fn;
-  }
-  return nullptr;
+  return registry().find(id);
 }
 
 }  // namespace oneside::pgas::detail
@@ -201,25 +171,10 @@ aggregated_handler find_aggregated_handler(aggregated_handler_id id) noexcept {
 namespace oneside {
 
 aggregated_handler_id register_aggregated_handler(std::string_view name, aggregated_handler fn) {
-  using oneside::detail::raise;
   ONESIDE_CHECK(!name.empty() && fn != nullptr, error_class::arg,
                 {.call = "register_aggregated_handler"}, "a handler needs a name and a function");
-  pgas::detail::handler_registry& r = pgas::detail::registry();
-  const aggregated_handler_id id = pgas::detail::hash_name(name);
-  const std::lock_guard lock(r.write_mutex);
-  const std::size_t n = r.count.load(std::memory_order_relaxed);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (r.entries[i].id != id) continue;
-    if (r.entries[i].name == name && r.entries[i].fn == fn) return id;  // registered again
-    raise(error_class::arg, {.call = "register_aggregated_handler"},
-          "aggregated handler name '" + std::string(name) + "' collides with '" +
-              r.entries[i].name + "'");
-  }
-  ONESIDE_CHECK(n < pgas::detail::handler_registry::capacity, error_class::arg,
-                {.call = "register_aggregated_handler"}, "too many aggregated handlers");
-  r.entries[n] = pgas::detail::handler_entry{id, fn, std::string(name)};
-  r.count.store(n + 1, std::memory_order_release);
-  return id;
+  return pgas::detail::registry().add(name, fn, "register_aggregated_handler",
+                                      "aggregated handler");
 }
 
 }  // namespace oneside

@@ -22,6 +22,7 @@
 
 #include "expect_error.hpp"
 #include "pgas_test.hpp"
+#include "resident.hpp"
 #include "runtime/transport.hpp"
 
 namespace oneside::test {
@@ -362,17 +363,6 @@ TEST_F(Aggregator, MessagesRunAtTheirTargetInOrder) {
 }
 
 // ---- bounded memory ----------------------------------------------------------------------
-
-// This process's resident set in KiB (/proc/self/statm), or -1.
-long resident_kib() {
-  std::FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return -1;
-  long size = 0;
-  long resident = -1;
-  if (std::fscanf(f, "%ld %ld", &size, &resident) != 2) resident = -1;
-  std::fclose(f);
-  return resident < 0 ? -1 : resident * 4;
-}
 
 // Every rank floods every other rank at once with far more updates than its buffers hold
 // (two buffers of 256 bytes per destination: ten records each): each sender must make
