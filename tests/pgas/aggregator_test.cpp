@@ -22,48 +22,29 @@
 
 #include "expect_error.hpp"
 #include "pgas_test.hpp"
+#include "reference_ops.hpp"
 #include "resident.hpp"
 #include "runtime/transport.hpp"
 
 namespace oneside::test {
 namespace {
 
-enum class op_kind : int { add, min, max, band, bor, bxor };
-constexpr int op_count = 6;
+// The operations an aggregator offers, as the reference model (reference_ops.hpp) names them.
+constexpr std::array<op, 6> word_ops{op::sum, op::min, op::max, op::band, op::bor, op::bxor};
 enum class flush_by : int { flush, quiet, destructor };
 
 constexpr int words_per_rank = 64;
 
 // Word i of every rank takes one operation (i mod 6), so the updates of all ranks on it
 // commute and the final value is the model's whatever the order of arrival.
-op_kind op_of_word(int i) {
-  return static_cast<op_kind>(i % op_count);
+op op_of_word(int i) {
+  return word_ops[static_cast<std::size_t>(i) % word_ops.size()];
 }
 
 template <class T>
 T initial(rank_t r, int i) {
   std::mt19937_64 g(static_cast<std::uint64_t>(r) * 1000003U + static_cast<std::uint64_t>(i));
   return static_cast<T>(g());
-}
-
-template <class T>
-T apply(op_kind op, T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  switch (op) {
-    case op_kind::add:
-      return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-    case op_kind::min:
-      return std::min(a, b);
-    case op_kind::max:
-      return std::max(a, b);
-    case op_kind::band:
-      return static_cast<T>(a & b);
-    case op_kind::bor:
-      return static_cast<T>(a | b);
-    case op_kind::bxor:
-      return static_cast<T>(a ^ b);
-  }
-  return a;
 }
 
 // One update of source `s`'s stream: (destination, word, operand).
@@ -76,34 +57,36 @@ struct update_stream {
     const auto i = static_cast<int>(g() % words_per_rank);
     // Few distinct operands for and/or (else every word soon saturates), full range otherwise.
     std::uint64_t v = g();
-    if (op_of_word(i) == op_kind::band) v |= ~(std::uint64_t{1} << (g() % 64));
-    if (op_of_word(i) == op_kind::bor) v = std::uint64_t{1} << (g() % 64);
+    if (op_of_word(i) == op::band) v |= ~(std::uint64_t{1} << (g() % 64));
+    if (op_of_word(i) == op::bor) v = std::uint64_t{1} << (g() % 64);
     return {d, i, static_cast<T>(v)};
   }
   std::mt19937_64 g;
 };
 
 template <class T>
-void issue(aggregator& agg, global_ptr<T> p, op_kind op, T v) {
-  switch (op) {
-    case op_kind::add:
+void issue(aggregator& agg, global_ptr<T> p, op o, T v) {
+  switch (o) {
+    case op::sum:
       agg.atomic_add(p, v);
       break;
-    case op_kind::min:
+    case op::min:
       agg.atomic_min(p, v);
       break;
-    case op_kind::max:
+    case op::max:
       agg.atomic_max(p, v);
       break;
-    case op_kind::band:
+    case op::band:
       agg.atomic_and(p, v);
       break;
-    case op_kind::bor:
+    case op::bor:
       agg.atomic_or(p, v);
       break;
-    case op_kind::bxor:
+    case op::bxor:
       agg.atomic_xor(p, v);
       break;
+    default:
+      ADD_FAILURE() << "no aggregated form of this op";
   }
 }
 
@@ -140,7 +123,7 @@ void check_against_model(const aggregator_options& options, flush_by how, int sa
       const auto [d, i, v] = s.next(world().size());
       if (d != world().rank()) continue;
       T& m = model[static_cast<std::size_t>(i)];
-      m = apply(op_of_word(i), m, v);
+      m = reference_apply(op_of_word(i), m, v);
     }
   }
   int wrong = 0;
