@@ -1,6 +1,7 @@
 // The umbrella header: everything an application uses.
 #pragma once
 
+#include <oneside/pgas/aggregator.hpp>
 #include <oneside/pgas/algorithm.hpp>
 #include <oneside/pgas/atomic.hpp>
 #include <oneside/pgas/communication.hpp>

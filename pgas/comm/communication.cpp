@@ -298,6 +298,11 @@ void fence() {
 
 void quiet() {
   pgas::detail::pgas_context& s = pgas::detail::get_context("quiet");
+  // Live aggregators ship and wait for their buffers first (one load when there are none).
+  if (s.aggregators().count.load(std::memory_order_acquire) != 0) {
+    const detail::wait_scope waiting("quiet");
+    pgas::detail::flush_aggregators(s);
+  }
   if (!s.ops().is_idle()) {
     const detail::wait_scope waiting("quiet");
     s.ops().complete_all(s.transport());

@@ -11,6 +11,7 @@
 
 #include <oneside/pgas/global_ptr.hpp>
 #include <oneside/pgas/heap.hpp>
+#include <oneside/runtime/collectives.hpp>
 
 #include "runtime/check.hpp"
 #include "runtime/hex.hpp"
@@ -53,6 +54,9 @@ pgas_context::pgas_context()
     local_[static_cast<std::size_t>(r)] = 1;
     if (r != rank_) bells_[static_cast<std::size_t>(r)] = transport_.peer_doorbell(r);
   }
+  // Every rank's node, once (what node-routed aggregators need; the runtime's local team knows
+  // only this node's ranks).
+  node_leader_ = oneside::allgather(world_, transport_.node_ranks().front());
   heap_ = std::make_unique<global_heap>(
       transport_,
       static_cast<std::size_t>(oneside::detail::setting_int("ONESIDE_HEAP_SEGMENT_BYTES")),

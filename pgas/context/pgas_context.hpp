@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +18,19 @@
 #include "runtime/transport.hpp"
 
 namespace oneside::pgas::detail {
+
+class aggregator_impl;
+
+// The live aggregators of this rank, which quiet() flushes (aggregate/aggregator.cpp). `count`
+// lets quiet() skip the lock when there are none.
+struct aggregator_set {
+  std::atomic<int> count{0};
+  std::mutex mutex;
+  std::vector<aggregator_impl*> live;
+};
+class pgas_context;
+// Flushes every aggregator in s's set (quiet()).
+void flush_aggregators(pgas_context& s);
 
 class pgas_context {
  public:
@@ -40,6 +54,9 @@ class pgas_context {
     return static_cast<std::size_t>(r) < bells_.size() ? bells_[static_cast<std::size_t>(r)]
                                                        : nullptr;
   }
+  // The lowest world rank of r's node (the ranks that load and store each other's memory).
+  rank_t node_leader(rank_t r) const noexcept { return node_leader_[static_cast<std::size_t>(r)]; }
+  aggregator_set& aggregators() noexcept { return aggregators_; }
   global_heap& heap() noexcept { return *heap_; }
   symmetric_heap& symmetric() noexcept { return *symmetric_; }
   // The operations issued through the access interface and their completion.
@@ -64,6 +81,8 @@ class pgas_context {
   rank_t rank_;
   std::vector<char> local_;                        // by world rank: load/store reachable from here
   std::vector<oneside::detail::doorbell*> bells_;  // by world rank: see peer_bell
+  std::vector<rank_t> node_leader_;                // by world rank
+  aggregator_set aggregators_;
   rma::detail::completion_counter ops_;
   std::unique_ptr<std::atomic<std::uint32_t>[]> in_flight_;  // by world rank
   std::unique_ptr<global_heap> heap_;

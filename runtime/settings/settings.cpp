@@ -112,6 +112,17 @@ constexpr std::array registry{
   setting_info{"ONESIDE_HEAP_MAX_BYTES", size, "0", {"0", "64T"},
                "Cap on the bytes of each rank's global heap segments (0: no cap). An allocation "
                "that would need more raises no_mem and leaves the heap as it was."},
+  setting_info{"ONESIDE_AGG_BUFFER_BYTES", size, "4K", {"64", "16M"},
+               "Bytes of each buffer an aggregator fills per destination (aggregator.hpp), at "
+               "most what one active message carries (ONESIDE_AM_SLOT_BYTES minus 64 on shared "
+               "memory): larger values are cut to that."},
+  setting_info{"ONESIDE_AGG_BUFFERS", integer, "4", {"2", "1024"},
+               "Buffers an aggregator holds per destination: the one it fills and those in "
+               "flight. When all are in flight the sender makes progress until one is applied."},
+  setting_info{"ONESIDE_AGG_ROUTING", choice, "auto", {},
+               "How aggregators reach ranks of other nodes: direct (a buffer per rank), node (a "
+               "buffer per node, spread there by one of its ranks through shared memory) or auto "
+               "(node when some other node holds more than one rank).", "auto|direct|node"},
   // Tasks and placement.
   setting_info{"ONESIDE_TASK_THREADS", integer, "0", {"0", "1024"},
                "Threads in each rank's task arena; 0 means the number of cores the rank is "

@@ -15,70 +15,27 @@
 
 #include "context/context.hpp"
 #include "runtime/check.hpp"
+#include "runtime/name_registry.hpp"
 #include "transport/am_registry.hpp"
 #include "transport/runtime_backend.hpp"
 
 namespace oneside::transport {
 namespace {
 
-struct registry_entry {
-  am_handler_id id;
-  am_handler fn;
-  std::string name;
-};
-
-// Append-only: entries are written before `count` is published, so the agent reads them
-// without a lock.
-struct am_registry {
-  static constexpr std::size_t capacity = 256;
-  std::array<registry_entry, capacity> entries;
-  std::atomic<std::size_t> count{0};
-  std::mutex write_mutex;
-};
-
-am_registry& registry() {
-  static am_registry r;
+oneside::detail::name_registry<am_handler>& registry() {
+  static oneside::detail::name_registry<am_handler> r;
   return r;
-}
-
-constexpr am_handler_id hash_name(std::string_view name) noexcept {
-  std::uint32_t h = 2166136261U;  // FNV-1a
-  for (char c : name) {
-    h ^= static_cast<std::uint8_t>(c);
-    h *= 16777619U;
-  }
-  return h == 0 ? 1 : h;
 }
 
 }  // namespace
 
 am_handler_id register_am_handler(std::string_view name, am_handler fn) {
-  am_registry& r = registry();
-  const am_handler_id id = hash_name(name);
-  std::lock_guard lock(r.write_mutex);
-  const std::size_t n = r.count.load(std::memory_order_relaxed);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (r.entries[i].id != id) continue;
-    if (r.entries[i].name == name && r.entries[i].fn == fn) return id;  // registered again
-    oneside::detail::raise(error_class::arg, {.call = "register_am_handler"},
-                           "active-message handler name '" + std::string(name) +
-                               "' collides with '" + r.entries[i].name + "'");
-  }
-  ONESIDE_CHECK(n < am_registry::capacity, error_class::intern, {.call = "register_am_handler"},
-                "too many active-message handlers");
-  r.entries[n] = registry_entry{id, fn, std::string(name)};
-  r.count.store(n + 1, std::memory_order_release);
-  return id;
+  return registry().add(name, fn, "register_am_handler", "active-message handler");
 }
 
 namespace detail {
 am_handler find_am_handler(am_handler_id id) noexcept {
-  am_registry& r = registry();
-  const std::size_t n = r.count.load(std::memory_order_acquire);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (r.entries[i].id == id) return r.entries[i].fn;
-  }
-  return nullptr;
+  return registry().find(id);
 }
 
 void check_am_send(rank_t dst, am_handler_id handler, std::size_t bytes, std::size_t max_payload) {

@@ -14,23 +14,13 @@
 #include <oneside/oneside.hpp>
 
 #include "pgas_test.hpp"
+#include "resident.hpp"
 #include "runtime/transport.hpp"
 
 namespace oneside::test {
 namespace {
 
 class FireAndForget : public PgasTest {};
-
-// This process's resident set in KiB (/proc/self/statm), or -1.
-long resident_kib() {
-  std::FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return -1;
-  long size = 0;
-  long resident = -1;
-  if (std::fscanf(f, "%ld %ld", &size, &resident) != 2) resident = -1;
-  std::fclose(f);
-  return resident < 0 ? -1 : resident * 4;  // 4 KiB pages
-}
 
 // A million operations; a quarter on paths through an MPI engine (over TCP, a few tens of
 // microseconds each on the test machine), still ten times what the bound below allows when

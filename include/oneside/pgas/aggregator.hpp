@@ -1,0 +1,188 @@
+// Aggregation of small one-sided operations (Bale's conveyors, YGM's mailboxes, Grappa's
+// aggregator): an aggregator buffers remote atomics, small rputs and opaque messages per
+// destination and ships each full buffer as one active message, which the destination applies.
+// Millions of 8-byte updates to random owners then cost one message per few hundred updates
+// instead of one each.
+//
+//   oneside::aggregator agg({.combine = true});
+//   for (std::uint64_t k : keys) agg.atomic_add(table[k % n], std::int64_t{1});
+//   agg.flush();  // every update is applied at its target
+//
+// Shipping: a destination's buffer ships when it is full, on flush(), on oneside::quiet() (which
+// flushes every live aggregator of the calling rank) and when the aggregator is destroyed.
+// Nothing else flushes: barrier() does not, so flush() or quiet() before a barrier that must
+// see the updates. Updates may arrive earlier (a full buffer), never later than these.
+//
+// Application: updates to this rank's own memory at the call; updates to memory this process
+// loads and stores (node peers on shm) by this rank when their buffer ships (apply_at_origin);
+// others by the destination's active-message progress (the agent thread, the MPI progress
+// thread, or the rank's waits with ONESIDE_AGENT=poll). Every path uses the CPU atomics every
+// other oneside atomic on that word uses (atomic.hpp): aggregated atomics are atomic with
+// fetch_add, atomic_add, compare_exchange … on the same word, from any rank, on every transport.
+// Rputs are plain copies (not atomic with anything, as rput).
+//
+// Routing (aggregator_routing, ONESIDE_AGG_ROUTING): direct sends each destination its own
+// buffers; node sends the updates for all ranks of a remote node in one buffer to one rank of
+// that node (chosen by the sender's rank), which applies them through shared memory (two hops).
+// Ranks of the sender's own node are always reached directly. Opaque messages (send) always
+// travel directly.
+//
+// Bounded memory: per destination (per node with node routing) at most `buffers` buffers of
+// `buffer_bytes` exist at once, the one being filled and those in flight (held by the transport
+// until the target applied them). When all are in flight, the call that needs a new one makes
+// progress (drives the transport; incoming buffers are applied) until the oldest is applied.
+// Buffers of a destination are made at its first use.
+//
+// Ordering: the records of one aggregator to one destination rank are applied in the order they
+// were issued, atomics and rputs among themselves and messages among themselves; atomics and
+// rputs are not ordered with messages (separate buffers; with node routing through another
+// rank). Combining (aggregator_options::combine): an atomic on a word with the same operation
+// and type as the last record buffered for that word joins it (sums for add, the smaller for
+// min, …), so it takes effect at that earlier place; never across an rput to that destination
+// (which starts a new combining round). Combined results are exact (integer arithmetic wraps
+// around as atomic_add does).
+//
+// Thread-safety: the calls of one aggregator serialize on a lock, so any thread may use it (and
+// quiet() on any thread flushes it); handlers of messages must not use aggregators, nor wait.
+//
+// Errors (oneside::error raised at the call; nothing is buffered then): a null pointer or one
+// not aligned to the word size → arg; a rank outside the world → rank; memory the rank did not
+// expose → rma_range; an rput larger than max_rput_bytes(), a message larger than
+// max_message_bytes() or an unknown handler id → arg. Every call needs the runtime open
+// (not_open).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include <oneside/pgas/atomic.hpp>
+#include <oneside/pgas/global_ptr.hpp>
+#include <oneside/pgas/global_ref.hpp>
+#include <oneside/runtime/amo.hpp>
+#include <oneside/runtime/types.hpp>
+
+namespace oneside {
+
+// How an aggregator reaches ranks of other nodes (see the file comment).
+enum class aggregator_routing : std::uint8_t {
+  settings,   // ONESIDE_AGG_ROUTING
+  direct,     // one buffer per destination rank
+  node,       // one buffer per destination node, spread there by one of its ranks
+  automatic,  // node when some other node holds more than one rank, else direct
+};
+
+struct aggregator_options {
+  std::size_t buffer_bytes = 0;  // 0: ONESIDE_AGG_BUFFER_BYTES (at most one active message)
+  int buffers = 0;               // per destination, at least 2; 0: ONESIDE_AGG_BUFFERS
+  bool combine = false;          // same-word combining of commutative atomics
+  aggregator_routing routing = aggregator_routing::settings;
+  // Updates (atomics, rputs) to memory this process loads and stores (node peers' heaps on
+  // shared memory) are applied by this rank when their buffer ships: the batch's words are
+  // prefetched, then updated with the same CPU atomics, one wake-up per buffer. false: they
+  // travel as messages and the target's progress applies them, as for other nodes.
+  bool apply_at_origin = true;
+};
+
+// The id of a handler of aggregated messages, the same on every rank (a hash of its name).
+using aggregated_handler_id = std::uint32_t;
+// Runs at the target like an active-message handler (by the transport's progress): must not
+// wait, nor use an aggregator. `bytes` is valid only during the call.
+using aggregated_handler = void (*)(rank_t source, std::span<const std::byte> bytes);
+
+// Registers `fn` under `name`, unique in the program; every rank that receives such messages
+// must have registered it (at static initialization, or before the senders' first send).
+// Registering the same name and function again returns the same id. Errors: arg (the name's
+// hash collides with another name's, or an empty name).
+aggregated_handler_id register_aggregated_handler(std::string_view name, aggregated_handler fn);
+
+namespace pgas::detail {
+class aggregator_impl;
+}
+
+class aggregator {
+ public:
+  // Not collective. Errors: not_open; arg (buffers < 2, or a buffer too small for one record).
+  aggregator();
+  explicit aggregator(const aggregator_options& options);
+  aggregator(aggregator&&) noexcept;
+  aggregator& operator=(aggregator&&) noexcept;
+  aggregator(const aggregator&) = delete;
+  aggregator& operator=(const aggregator&) = delete;
+  // Flushes. Destroy aggregators before the runtime closes (what is buffered then is lost; the
+  // destructor says so on stderr).
+  ~aggregator();
+
+  // Remote atomics on integer words (the types of atomic.hpp's bitwise calls), fire-and-forget.
+  template <pgas::detail::atomic_integer T>
+  void atomic_add(global_ptr<T> p, std::type_identity_t<T> v) {
+    update(oneside::detail::amo_op::add, p, v, "aggregator::atomic_add");
+  }
+  template <pgas::detail::atomic_integer T>
+  void atomic_min(global_ptr<T> p, std::type_identity_t<T> v) {
+    update(oneside::detail::amo_op::min, p, v, "aggregator::atomic_min");
+  }
+  template <pgas::detail::atomic_integer T>
+  void atomic_max(global_ptr<T> p, std::type_identity_t<T> v) {
+    update(oneside::detail::amo_op::max, p, v, "aggregator::atomic_max");
+  }
+  template <pgas::detail::atomic_integer T>
+  void atomic_and(global_ptr<T> p, std::type_identity_t<T> v) {
+    update(oneside::detail::amo_op::band, p, v, "aggregator::atomic_and");
+  }
+  template <pgas::detail::atomic_integer T>
+  void atomic_or(global_ptr<T> p, std::type_identity_t<T> v) {
+    update(oneside::detail::amo_op::bor, p, v, "aggregator::atomic_or");
+  }
+  template <pgas::detail::atomic_integer T>
+  void atomic_xor(global_ptr<T> p, std::type_identity_t<T> v) {
+    update(oneside::detail::amo_op::bxor, p, v, "aggregator::atomic_xor");
+  }
+
+  // Small puts: `v` (or the elements of `v`) copied to p (p[0], p[1], …), at most
+  // max_rput_bytes() bytes. The source may be reused as soon as the call returns.
+  template <class T>
+  requires std::is_trivially_copyable_v<T>
+  void rput(const T& v, global_ptr<T> p) {
+    put_bytes(p.where(), p.address(), &v, sizeof(T), "aggregator::rput");
+  }
+  template <class T>
+  requires std::is_trivially_copyable_v<T>
+  void rput(std::span<const T> v, global_ptr<T> p) {
+    put_bytes(p.where(), p.address(), v.data(), v.size_bytes(), "aggregator::rput");
+  }
+
+  // An opaque message: `bytes` (at most max_message_bytes()) run at `target` by the handler
+  // `id` (register_aggregated_handler), with this rank as source.
+  void send(rank_t target, aggregated_handler_id id, std::span<const std::byte> bytes);
+
+  // Ships every buffer and returns once every record issued before it was applied at its
+  // target (handlers of messages returned).
+  void flush();
+
+  std::size_t max_rput_bytes() const noexcept;
+  std::size_t max_message_bytes() const noexcept;
+  // The effective settings (options, else the environment's).
+  std::size_t buffer_bytes() const noexcept;
+  int buffers() const noexcept;
+  bool is_combining() const noexcept;
+  bool is_node_routed() const noexcept;
+
+ private:
+  template <class T>
+  void update(oneside::detail::amo_op op, global_ptr<T> p, T v, const char* call) {
+    update_bits(op, pgas::detail::atomic_type_of<T>(), p.where(), p.address(),
+                pgas::detail::to_bits(v), call);
+  }
+  void update_bits(oneside::detail::amo_op op, oneside::detail::amo_type type, rank_t r,
+                   std::uintptr_t addr, std::uint64_t bits, const char* call);
+  void put_bytes(rank_t r, std::uintptr_t addr, const void* src, std::size_t bytes,
+                 const char* call);
+
+  std::unique_ptr<pgas::detail::aggregator_impl> impl_;
+};
+
+}  // namespace oneside
