@@ -17,6 +17,8 @@
 #include <oneside/pgas/lock.hpp>
 #include <oneside/pgas/pattern.hpp>
 #include <oneside/pgas/region.hpp>
+#include <oneside/pgas/rpc.hpp>
+#include <oneside/pgas/serialization.hpp>
 #include <oneside/pgas/signal.hpp>
 #include <oneside/pgas/symmetric_heap.hpp>
 #include <oneside/rma/epoch.hpp>

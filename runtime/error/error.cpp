@@ -63,6 +63,8 @@ std::string_view error_class_name(error_class ec) noexcept {
       return "not_open";
     case error_class::intern:
       return "intern";
+    case error_class::remote:
+      return "remote";
   }
   return "unknown";
 }
@@ -121,6 +123,8 @@ std::string_view error_class_description(error_class ec) noexcept {
       return "the oneside runtime is not open";
     case error_class::intern:
       return "internal error";
+    case error_class::remote:
+      return "a function run on another rank threw";
   }
   return "unknown error class";
 }

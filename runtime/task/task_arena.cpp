@@ -1,5 +1,5 @@
 // Each rank's task arena, on oneTBB (the only file of oneside that includes TBB).
-// enqueue() runs tasks in a task_group inside the arena so wait_enqueued() can wait for them.
+// enqueue() queues tasks of a task_group into the arena so wait_enqueued() can wait for them.
 //
 // A wait inside a task never blocks its worker: each task enqueued here (enqueue, async) is the
 // wait host of its thread (wait.hpp), and a wait that does not end at its
@@ -189,9 +189,11 @@ void arena_impl::enqueue(std::function<void()> fn) {
     (*own)();
   };
 #endif
-  state_->arena.execute([this, f = std::move(fn)]() mutable {
-    state_->group.run([f = std::move(f)] { run_task(f); });
-  });
+  // task_arena::enqueue, not execute + run: the caller neither joins the arena (execute waits
+  // for a free slot when the workers hold them all) nor runs tasks on its own thread, so an
+  // agent or a progress thread may enqueue (an rpc's arrival) without blocking behind the
+  // very tasks that wait for it. The group still counts the task for wait_enqueued().
+  state_->arena.enqueue(state_->group.defer([f = std::move(fn)] { run_task(f); }));
 }
 
 void arena_impl::parallel_for(std::size_t n,

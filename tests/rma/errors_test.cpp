@@ -31,7 +31,7 @@ constexpr error_class every_class[] = {
     error_class::op,           error_class::rank,       error_class::group,
     error_class::comm,         error_class::info,       error_class::request,
     error_class::truncate,     error_class::io,         error_class::no_mem,
-    error_class::not_open,     error_class::intern};
+    error_class::not_open,     error_class::intern,     error_class::remote};
 
 TEST_F(Errors, ClassesAreDistinctAndNamed) {
   covers("ERR-3", "ERR-15");

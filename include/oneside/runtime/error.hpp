@@ -43,6 +43,7 @@ enum class error_class : std::uint8_t {
   // oneside's own.
   not_open,  // the runtime is not open in this process (used before open or after close)
   intern,    // an internal failure (a system call failed, a resource ran out)
+  remote,    // a function run on another rank for this one threw (rpc): its message is kept
 };
 
 // The spec's text and the MPI 4.x headers name the flavor class differently (ERR-15).

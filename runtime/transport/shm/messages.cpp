@@ -82,8 +82,13 @@ void shm::enqueue(int i, message_kind kind, am_handler_id handler, std::size_t b
     // the queue is our own and nobody else drains it.
     const std::uint64_t seen = h.am_dequeue.load(std::memory_order_acquire);
     if (i == me_ && !opts_.agent_thread) drain();
-    oneside::detail::wait_until(
-        h.space_bell, [&] { return h.am_dequeue.load(std::memory_order_acquire) != seen; });
+    // The caller holds the peer's send mutex: wait on this thread, never through its wait
+    // host. A task of the arena suspended here would keep the mutex while its worker ran
+    // other tasks that block on it (an rpc's reply, sent from a task, deadlocked so), and
+    // could resume on a thread that does not own it.
+    auto has_space = [&] { return h.am_dequeue.load(std::memory_order_acquire) != seen; };
+    oneside::detail::backoff b(h.space_bell);
+    oneside::detail::wait_with(b, has_space);
   }
 }
 

@@ -1,0 +1,304 @@
+// rpc and rpc_ff (rpc.hpp): the messages, their execution at the target and the replies.
+//
+// A message is a header (what to run, the caller's pending call) and the serialized
+// arguments; one that exceeds an active message leaves its arguments in the sender's global
+// heap and carries their place instead (a rendezvous), which the receiver fetches and frees.
+// The target's agent (or a poll) only copies the message and queues it on the rank's task
+// arena: the body is user code that may wait, which an agent must never do (the peers'
+// agents may be waiting for it). The task runs the body and sends the reply, so no agent ever
+// sends. The caller's agent takes the reply and readies the future inside a hand-off frame
+// (continuations run at the caller's next progress, not on the agent); a reply by rendezvous
+// is fetched by a task of the caller's arena.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <oneside/pgas/async.hpp>
+#include <oneside/pgas/communication.hpp>
+#include <oneside/pgas/heap.hpp>
+#include <oneside/pgas/rpc.hpp>
+#include <oneside/runtime/error.hpp>
+
+#include "context/pgas_context.hpp"
+#include "future/deferred.hpp"
+#include "rpc/code_address.hpp"
+#include "rpc/rpc_wire.hpp"
+#include "runtime/transport.hpp"
+
+namespace oneside::pgas::detail {
+namespace {
+
+using oneside::detail::raise;
+
+struct rpc_header {
+  std::uint32_t bytes;  // the whole message, header included
+  std::uint8_t kind;    // rpc_kind
+  std::uint8_t flags;
+  std::uint16_t reserved;
+  std::uint64_t cookie;  // call: the caller's pending_call
+  code_id invoker;
+  code_id fn;
+};
+static_assert(sizeof(rpc_header) == rpc_header_bytes);
+
+constexpr std::uint8_t flag_rendezvous = 1;
+
+// Bytes left in the sender's global heap for the receiver to fetch and free.
+struct rendezvous {
+  std::uint64_t address;
+  std::uint64_t bytes;
+  std::int64_t owner;
+};
+
+enum class reply_status : std::uint8_t { value = 1, failed = 2 };
+struct reply_header {
+  std::uint64_t cookie;
+  std::uint32_t bytes;
+  std::uint8_t status;  // reply_status
+  std::uint8_t flags;
+  std::uint16_t reserved;
+};
+constexpr std::size_t reply_header_bytes = sizeof(reply_header);
+
+void take_message(transport::backend& t, rank_t source, std::span<const std::byte> payload);
+void take_reply(transport::backend& t, rank_t source, std::span<const std::byte> payload);
+
+// Registered when the library loads, on every rank alike (ids are hashes of the names).
+const transport::am_handler_id message_handler =
+    transport::register_am_handler("oneside.rpc.message", &take_message);
+const transport::am_handler_id reply_handler =
+    transport::register_am_handler("oneside.rpc.reply", &take_reply);
+
+template <class T>
+T load(std::span<const std::byte> bytes) {
+  T v;
+  std::memcpy(&v, bytes.data(), sizeof v);
+  return v;
+}
+
+// Moves `bytes` to this rank's global heap.
+rendezvous park(std::span<const std::byte> bytes) {
+  const global_ptr<std::byte> p = allocate<std::byte>(bytes.size(), 16);
+  std::memcpy(p.local(), bytes.data(), bytes.size());
+  return {p.address(), bytes.size(), p.where()};
+}
+
+// Fetches and frees parked bytes (waits: in a task only).
+std::vector<std::byte> fetch(const rendezvous& rv) {
+  std::vector<std::byte> out(static_cast<std::size_t>(rv.bytes));
+  const global_ptr<std::byte> p(static_cast<rank_t>(rv.owner),
+                                static_cast<std::uintptr_t>(rv.address));
+  rget(global_ptr<const std::byte>(p), std::span<std::byte>(out)).wait();
+  deallocate(p);
+  return out;
+}
+
+// Turns the part of `out` after `head` bytes from `at` into a rendezvous when the whole is
+// larger than one active message. Returns the flags to set.
+std::uint8_t fit(std::vector<std::byte>& out, std::size_t at, std::size_t head) {
+  const std::size_t limit = get_context("rpc").transport().caps().max_am_payload;
+  if (out.size() - at <= limit) return 0;
+  const rendezvous rv = park(std::span<const std::byte>(out).subspan(at + head));
+  out.resize(at + head + sizeof rv);
+  std::memcpy(out.data() + at + head, &rv, sizeof rv);
+  return flag_rendezvous;
+}
+
+// Frees what a message that was not sent parked.
+void unpark(std::span<const std::byte> message, std::size_t head, std::uint8_t flags) noexcept {
+  if ((flags & flag_rendezvous) == 0) return;
+  const auto rv = load<rendezvous>(message.subspan(head));
+  try {
+    deallocate(global_ptr<std::byte>(static_cast<rank_t>(rv.owner),
+                                     static_cast<std::uintptr_t>(rv.address)));
+  } catch (...) {
+    // The heap is gone with the runtime.
+  }
+}
+
+// The header of a message, checked.
+rpc_header parse(std::span<const std::byte> message, const char* call) {
+  if (message.size() < sizeof(rpc_header)) {
+    raise(error_class::arg, {.call = call, .bytes = message.size()},
+          "shorter than an rpc message's header");
+  }
+  const auto h = load<rpc_header>(message);
+  const bool rendezvous_sized =
+      (h.flags & flag_rendezvous) == 0 || message.size() == sizeof(rpc_header) + sizeof(rendezvous);
+  if (h.bytes != message.size() || !rendezvous_sized ||
+      (h.kind != static_cast<std::uint8_t>(rpc_kind::call) &&
+       h.kind != static_cast<std::uint8_t>(rpc_kind::fire_and_forget))) {
+    raise(error_class::arg, {.call = call, .bytes = message.size()}, "not an rpc message");
+  }
+  return h;
+}
+
+void send_reply(rank_t to, std::uint64_t cookie, reply_status status,
+                std::vector<std::byte>& reply) {
+  reply_header h{cookie, 0, static_cast<std::uint8_t>(status), 0, 0};
+  h.flags = fit(reply, 0, reply_header_bytes);
+  h.bytes = static_cast<std::uint32_t>(reply.size());
+  std::memcpy(reply.data(), &h, sizeof h);
+  try {
+    get_context("rpc").transport().am_send(to, reply_handler, reply);
+  } catch (...) {
+    unpark(reply, reply_header_bytes, h.flags);
+    throw;
+  }
+}
+
+[[noreturn]] void die(rank_t source, std::string_view call, std::string_view what) {
+  pgas_context* s = get_context_if_open();
+  std::fprintf(stderr, "oneside: rank %d: %.*s from rank %d threw: %.*s\n",
+               s != nullptr ? s->rank() : -1, static_cast<int>(call.size()), call.data(), source,
+               static_cast<int>(what.size()), what.data());
+  std::fflush(stderr);
+  std::abort();
+}
+
+// A task of the target's arena: runs one message.
+void run_message(rank_t source, const std::vector<std::byte>& message) {
+  const auto h = load<rpc_header>(message);
+  const bool is_call = h.kind == static_cast<std::uint8_t>(rpc_kind::call);
+  std::string failure;
+  std::vector<std::byte> reply(is_call ? reply_header_bytes : 0);
+  try {
+    std::span<const std::byte> args = std::span<const std::byte>(message).subspan(sizeof h);
+    std::vector<std::byte> fetched;
+    if ((h.flags & flag_rendezvous) != 0) {
+      fetched = fetch(load<rendezvous>(args));
+      args = fetched;
+    }
+    const auto invoke = reinterpret_cast<invoker_ptr>(code_address_of(h.invoker));
+    const code_ptr fn = h.fn.object != 0 ? code_address_of(h.fn) : nullptr;
+    invoke(fn, args, is_call ? &reply : nullptr);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  } catch (...) {
+    failure = "an exception that is not a std::exception";
+  }
+  if (!is_call) {
+    if (!failure.empty()) die(source, "rpc_ff", failure);
+    return;
+  }
+  try {
+    if (failure.empty()) {
+      send_reply(source, h.cookie, reply_status::value, reply);
+    } else {
+      reply.resize(reply_header_bytes);
+      reply.insert(reply.end(), reinterpret_cast<const std::byte*>(failure.data()),
+                   reinterpret_cast<const std::byte*>(failure.data() + failure.size()));
+      send_reply(source, h.cookie, reply_status::failed, reply);
+    }
+  } catch (const std::exception& e) {
+    die(source, "replying to an rpc", e.what());  // the caller would wait forever
+  }
+}
+
+// Copies a message and queues it on this rank's arena (an agent may call this).
+void queue_message(rank_t source, std::span<const std::byte> message) {
+  auto copy = std::make_shared<const std::vector<std::byte>>(message.begin(), message.end());
+  async_arena().enqueue([source, copy] { run_message(source, *copy); });
+}
+
+void take_message(transport::backend&, rank_t source, std::span<const std::byte> payload) {
+  try {
+    (void)parse(payload, "rpc");
+    queue_message(source, payload);
+  } catch (const std::exception& e) {
+    die(source, "a message of rpc", e.what());
+  }
+}
+
+void complete(pending_call& call, rank_t target, reply_status status,
+              std::span<const std::byte> body) noexcept {
+  if (status == reply_status::value) {
+    call.deliver(body);
+    return;
+  }
+  const std::string_view what(reinterpret_cast<const char*>(body.data()), body.size());
+  call.fail(std::make_exception_ptr(error(
+      error_class::remote,
+      oneside::detail::format_error(
+          error_class::remote, {.call = "rpc", .target = target},
+          "the function threw on rank " + std::to_string(target) + ": " + std::string(what)))));
+}
+
+// The caller's agent (or a poll): readies the future, or has a task fetch a parked result.
+void take_reply(transport::backend&, rank_t source, std::span<const std::byte> payload) {
+  const auto h = load<reply_header>(payload);
+  std::unique_ptr<pending_call> call(
+      reinterpret_cast<pending_call*>(static_cast<std::uintptr_t>(h.cookie)));
+  const auto status = static_cast<reply_status>(h.status);
+  const std::span<const std::byte> body = payload.subspan(reply_header_bytes);
+  if ((h.flags & flag_rendezvous) == 0) {
+    const handing_off_frame frame;
+    complete(*call, source, status, body);
+    return;
+  }
+  std::shared_ptr<pending_call> shared(std::move(call));
+  async_arena().enqueue([shared, source, status, rv = load<rendezvous>(body)] {
+    std::vector<std::byte> bytes;
+    try {
+      bytes = fetch(rv);
+    } catch (...) {
+      shared->fail(std::current_exception());
+      return;
+    }
+    complete(*shared, source, status, bytes);
+  });
+}
+
+}  // namespace
+
+void raise_short_buffer(std::size_t at, std::size_t bytes, std::size_t size) {
+  raise(error_class::truncate, {.call = "deserialize", .bytes = bytes},
+        "reading at byte " + std::to_string(at) + " would pass the end of the " +
+            std::to_string(size) + "-byte buffer");
+}
+
+void check_rpc_target(rank_t rank, const char* call) {
+  const pgas_context& s = get_context(call);
+  if (rank < 0 || rank >= s.size()) [[unlikely]] {
+    raise(error_class::rank, {.call = call, .target = rank},
+          "rank " + std::to_string(rank) + " is not in the world (" + std::to_string(s.size()) +
+              " ranks)");
+  }
+}
+
+void finish_rpc_message(std::vector<std::byte>& out, std::size_t at, rpc_kind kind,
+                        std::uint64_t cookie, code_id invoker, code_id fn) {
+  rpc_header h{0, static_cast<std::uint8_t>(kind), 0, 0, cookie, invoker, fn};
+  h.flags = fit(out, at, sizeof h);
+  h.bytes = static_cast<std::uint32_t>(out.size() - at);
+  std::memcpy(out.data() + at, &h, sizeof h);
+}
+
+void send_rpc(rank_t rank, std::span<const std::byte> message, std::unique_ptr<pending_call> call) {
+  try {
+    get_context("rpc").transport().am_send(rank, message_handler, message);
+  } catch (...) {
+    unpark(message, sizeof(rpc_header), load<rpc_header>(message).flags);
+    throw;
+  }
+  (void)call.release();  // the reply's handler owns it now
+}
+
+void execute_rpc_ff_message(rank_t source, std::span<const std::byte> message) {
+  const rpc_header h = parse(message, "execute_rpc_ff_message");
+  if (h.kind != static_cast<std::uint8_t>(rpc_kind::fire_and_forget)) {
+    raise(error_class::arg, {.call = "execute_rpc_ff_message", .bytes = message.size()},
+          "an rpc message that expects a reply is no rpc_ff message");
+  }
+  queue_message(source, message);
+}
+
+}  // namespace oneside::pgas::detail
