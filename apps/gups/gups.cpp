@@ -6,9 +6,16 @@
 //   atomic    one remote atomic_xor per update, fire-and-forget (its future dropped), and one
 //             quiet() at the end: a CPU atomic on memory this process maps (its own, node
 //             peers' on shm), else the transport's atomic, applied by the owner
-// Issue 21's other variants (aggregated through the aggregator, one rpc per update) are one
-// update_fn each, added to `variants` with the layers they use; the command line offers only
-// the variants listed there.
+//   aggregated one aggregator (oneside/pgas/aggregator.hpp) per rank, an atomic_xor per update
+//             through it, one flush() at the end (every update applied at its owner when it
+//             returns); --combine on|off folds updates of one word within a buffer (default
+//             off: random words of a large table rarely meet in a buffer, bench/RESULTS.md)
+//   rpc       one rpc_ff per update whose body xors the owner's word (a CPU atomic: bodies run
+//             as concurrent tasks of the owner's arena). rpc_ff gives no completion and
+//             neither quiet() nor barrier() waits for bodies queued at a target, so each rank
+//             counts the updates it sends to each owner, an alltoall tells each owner how many
+//             to expect, and it waits (the runtime's wait) until that many bodies ran here
+// The command line offers the variants listed in `variants` (the first is the default).
 // Time: from a barrier to the barrier after the last update is visible everywhere (the slowest
 // rank's), reported as HPCC does (updates / seconds / 1e9); then every rank replays the whole
 // stream on its own words and the wrong words are counted (gups_verify.hpp).
@@ -22,6 +29,7 @@
 //
 // Testing only: --skip-updates K leaves out every K-th update of each rank's share
 // (gups_cli.hpp), which verification must catch.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -65,16 +73,53 @@ class table {
 };
 
 // A variant: applies this rank's share of the updates to `t` and returns once each of them is
-// visible at its owner.
-using update_fn = void (*)(const table& t, gu::update_stream& share);
+// applied at its owner (the updates sent to this rank by the others may still be under way).
+using update_fn = void (*)(const table& t, gu::update_stream& share, const gu::options& o);
 
-void update_atomic(const table& t, gu::update_stream& share) {
+void update_atomic(const table& t, gu::update_stream& share, const gu::options&) {
   for (std::uint64_t a = 0; share.next(a);) (void)oneside::atomic_xor(t.word_of(a), a);
   oneside::quiet();
 }
 
+void update_aggregated(const table& t, gu::update_stream& share, const gu::options& o) {
+  oneside::aggregator agg({.combine = o.combine});
+  for (std::uint64_t a = 0; share.next(a);) agg.atomic_xor(t.word_of(a), a);
+  agg.flush();
+}
+
+// The rpc variant's bodies that ran in this process (one rank each), and how many will.
+std::atomic<std::uint64_t> g_rpc_applied{0};
+std::atomic<std::uint64_t> g_rpc_expected{~std::uint64_t{0}};
+
+void xor_here(oneside::global_ptr<std::uint64_t> word, std::uint64_t a) {
+  std::atomic_ref<std::uint64_t>(*word.local()).fetch_xor(a, std::memory_order_relaxed);
+  if (g_rpc_applied.fetch_add(1) + 1 == g_rpc_expected.load()) {
+    oneside::wake(oneside::world().rank());
+  }
+}
+
+// Returns once every update sent to this rank has run here (counted; see the file comment),
+// which after the barrier that follows means every update ran.
+void update_rpc(const table& t, gu::update_stream& share, const gu::options&) {
+  const oneside::team& world = oneside::world();
+  std::vector<std::uint64_t> sent(static_cast<std::size_t>(world.size()), 0);
+  for (std::uint64_t a = 0; share.next(a);) {
+    const oneside::global_ptr<std::uint64_t> w = t.word_of(a);
+    oneside::rpc_ff(w.where(), &xor_here, w, a);
+    ++sent[static_cast<std::size_t>(w.where())];
+  }
+  std::vector<std::uint64_t> to_me(sent.size(), 0);
+  oneside::alltoall(world, sent, to_me);
+  std::uint64_t expected = 0;
+  for (std::uint64_t n : to_me) expected += n;
+  g_rpc_expected.store(expected);
+  oneside::wait_until([expected] { return g_rpc_applied.load() >= expected; });
+}
+
 const std::vector<std::pair<std::string, update_fn>> variants = {
     {"atomic", update_atomic},
+    {"aggregated", update_aggregated},
+    {"rpc", update_rpc},
 };
 
 int run(int argc, char** argv) {
@@ -103,7 +148,7 @@ int run(int argc, char** argv) {
 
   oneside::barrier(world);
   const auto start = std::chrono::steady_clock::now();
-  update(t, share);
+  update(t, share, o);
   oneside::barrier(world);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

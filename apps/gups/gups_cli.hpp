@@ -2,6 +2,7 @@
 // text, and the header the root prints before the run (start() does all of it).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -16,6 +17,7 @@ struct options {
   std::uint64_t updates_factor = 4;  // updates per table word (HPCC: 4)
   std::string variant;
   bool verify = true;
+  bool combine = false;  // the aggregated variant: same-word combining (aggregator_options)
   // Testing only (not in the usage text): leave out every K-th update of each rank's share,
   // so that verification must count the lost updates (K = 50: ~8% of the words wrong).
   std::uint64_t skip_every = 0;
@@ -27,6 +29,10 @@ struct program_info {
   const char* name;                   // in usage and error messages
   const char* flavour;                // in the header
   std::vector<std::string> variants;  // the first is the default
+
+  bool offers(const std::string& variant) const {
+    return std::find(variants.begin(), variants.end(), variant) != variants.end();
+  }
 };
 
 inline options parse_options(int argc, char** argv, const program_info& p, std::string& error) {
@@ -46,6 +52,10 @@ inline options parse_options(int argc, char** argv, const program_info& p, std::
       std::string v;
       in.choice(v, {"on", "off"}, "--verify value");
       o.verify = v != "off";
+    } else if (in.name() == "--combine" && p.offers("aggregated")) {
+      std::string v;
+      in.choice(v, {"on", "off"}, "--combine value");
+      o.combine = v == "on";
     } else if (in.name() == "--skip-updates") {
       in.number(o.skip_every, 1, 1LL << 40);
     } else {
@@ -66,9 +76,14 @@ inline void print_usage(const program_info& p) {
       "  --log2-table N     table of 2^N words, at least one per rank (default 20)\n"
       "  --updates-factor F updates per table word (default 4, HPCC's)\n"
       "  --variant V        %s (default: the first)\n"
-      "  --verify on|off    replay the stream and count wrong words (default on)\n"
-      "  --help             this text\n",
+      "  --verify on|off    replay the stream and count wrong words (default on)\n",
       p.name, joined(p.variants).c_str());
+  if (p.offers("aggregated")) {
+    std::printf(
+        "  --combine on|off   aggregated: combine updates of one word in a buffer (default "
+        "off)\n");
+  }
+  std::printf("  --help             this text\n");
 }
 
 inline void print_header(const program_info& p, const options& o, int ranks) {
@@ -80,6 +95,7 @@ inline void print_header(const program_info& p, const options& o, int ranks) {
   std::printf("Number of updates = %llu\n",
               static_cast<unsigned long long>(o.updates_factor * size));
   std::printf("Variant           = %s\n", o.variant.c_str());
+  if (o.variant == "aggregated") std::printf("Combining         = %s\n", o.combine ? "on" : "off");
   std::fflush(stdout);
 }
 

@@ -19,6 +19,7 @@
 #include "aggregate/records.hpp"
 #include "comm/remote.hpp"
 #include "context/pgas_context.hpp"
+#include "rpc/rpc_wire.hpp"
 #include "runtime/amo_local.hpp"
 #include "runtime/check.hpp"
 #include "runtime/settings.hpp"
@@ -97,6 +98,20 @@ std::uint64_t combine(transport::amo_op op, transport::amo_type type, std::uint6
   }
   const bool take_b = op == amo_op::min ? b_less : (!b_less && a != b);
   return take_b ? b : a;
+}
+
+// At the target (the agent or a poll): hands a batched rpc_ff to this rank's task arena, as
+// rpc_ff's own active message does.
+void run_rpc_ff(rank_t source, std::span<const std::byte> bytes) {
+  execute_rpc_ff_message(source, bytes);
+}
+
+// Registered when the library loads, on every rank alike.
+const aggregated_handler_id g_rpc_ff_handler =
+    register_aggregated_handler("oneside.aggregator.rpc_ff", &run_rpc_ff);
+
+aggregated_handler_id rpc_ff_handler() noexcept {
+  return g_rpc_ff_handler;
 }
 
 }  // namespace
@@ -205,8 +220,8 @@ class aggregator_impl {
     ++d.generation;  // no atomic combines across a put
   }
 
-  void send(rank_t r, aggregated_handler_id id, std::span<const std::byte> bytes) {
-    constexpr const char* call = "aggregator::send";
+  void send(rank_t r, aggregated_handler_id id, std::span<const std::byte> bytes,
+            const char* call) {
     ONESIDE_CHECK(r >= 0 && r < s_->size(), error_class::rank, {.call = call, .target = r},
                   "rank " + std::to_string(r) + " is not in the world [0, " +
                       std::to_string(s_->size()) + ")");
@@ -224,6 +239,27 @@ class aggregator_impl {
     const record_head h{record_kind::message, 0, 0, 0, r, id, bytes.size()};
     std::memcpy(at, &h, sizeof h);
     if (!bytes.empty()) std::memcpy(at + sizeof h, bytes.data(), bytes.size());
+  }
+
+  // An encoded rpc_ff (rpc.hpp) as a message to the handler that queues it at the target;
+  // one too large for a message first parks its arguments (rpc's rendezvous).
+  void send_rpc_ff(rank_t r, std::vector<std::byte>& message) {
+    constexpr const char* call = "aggregator::rpc_ff";
+    try {
+      if (message.size() > max_message()) {
+        ONESIDE_CHECK(max_message() >= rpc_parked_message_bytes, error_class::arg,
+                      {.call = call, .target = r, .bytes = message.size()},
+                      "a buffer of " + std::to_string(capacity_) +
+                          " bytes cannot hold an rpc_ff record (" +
+                          std::to_string(sizeof(record_head) + rpc_parked_message_bytes) +
+                          " bytes with its arguments parked)");
+        park_rpc_arguments(message);
+      }
+      send(r, rpc_ff_handler(), message, call);
+    } catch (...) {
+      discard_rpc_message(message);  // the encoder may have parked them already
+      throw;
+    }
   }
 
   void flush() {
@@ -438,7 +474,11 @@ void aggregator::put_bytes(rank_t r, std::uintptr_t addr, const void* src, std::
 }
 
 void aggregator::send(rank_t target, aggregated_handler_id id, std::span<const std::byte> bytes) {
-  impl_->send(target, id, bytes);
+  impl_->send(target, id, bytes, "aggregator::send");
+}
+
+void aggregator::send_rpc_ff(rank_t r, std::vector<std::byte>& message) {
+  impl_->send_rpc_ff(r, message);
 }
 
 void aggregator::flush() {

@@ -292,6 +292,24 @@ void send_rpc(rank_t rank, std::span<const std::byte> message, std::unique_ptr<p
   (void)call.release();  // the reply's handler owns it now
 }
 
+static_assert(rpc_parked_message_bytes == sizeof(rpc_header) + sizeof(rendezvous));
+
+void park_rpc_arguments(std::vector<std::byte>& message) {
+  rpc_header h = parse(message, "park_rpc_arguments");
+  if ((h.flags & flag_rendezvous) != 0) return;
+  const rendezvous rv = park(std::span<const std::byte>(message).subspan(sizeof h));
+  message.resize(sizeof h + sizeof rv);
+  std::memcpy(message.data() + sizeof h, &rv, sizeof rv);
+  h.flags |= flag_rendezvous;
+  h.bytes = static_cast<std::uint32_t>(message.size());
+  std::memcpy(message.data(), &h, sizeof h);
+}
+
+void discard_rpc_message(std::span<const std::byte> message) noexcept {
+  if (message.size() < sizeof(rpc_header)) return;
+  unpark(message, sizeof(rpc_header), load<rpc_header>(message).flags);
+}
+
 void execute_rpc_ff_message(rank_t source, std::span<const std::byte> message) {
   const rpc_header h = parse(message, "execute_rpc_ff_message");
   if (h.kind != static_cast<std::uint8_t>(rpc_kind::fire_and_forget)) {

@@ -1,9 +1,11 @@
 // The target's side of rpc_ff messages, for senders that carry them other than one active
-// message each (an aggregator batching the bytes pgas::detail::encode_rpc_ff appends).
+// message each (an aggregator batching the bytes pgas::detail::encode_rpc_ff appends), and the
+// sender's means to make such a message small.
 #pragma once
 
 #include <cstddef>
 #include <span>
+#include <vector>
 
 #include <oneside/runtime/types.hpp>
 
@@ -14,5 +16,16 @@ namespace oneside::pgas::detail {
 // message is exactly what encode_rpc_ff appended. error(arg) for bytes that are no rpc_ff
 // message (checked before anything is queued).
 void execute_rpc_ff_message(rank_t source, std::span<const std::byte> message);
+
+// The size of a message whose arguments are parked: its header and the rendezvous.
+inline constexpr std::size_t rpc_parked_message_bytes = 72;
+
+// Parks the arguments of an encoded message in this rank's global heap (a rendezvous, as for a
+// message beyond one active message), so that it takes rpc_parked_message_bytes; nothing for
+// one parked already. error(arg) for bytes that are no rpc message.
+void park_rpc_arguments(std::vector<std::byte>& message);
+
+// Frees what an encoded message that will not be sent parked.
+void discard_rpc_message(std::span<const std::byte> message) noexcept;
 
 }  // namespace oneside::pgas::detail

@@ -33,6 +33,15 @@
 // progress (drives the transport; incoming buffers are applied) until the oldest is applied.
 // Buffers of a destination are made at its first use.
 //
+// Batched rpc_ff (rpc.hpp): agg.rpc_ff(rank, fn, args...) encodes the call exactly as rpc_ff
+// does and buffers it as a message; the target's handler hands it to its task arena, where the
+// body runs as a task, as rpc_ff's would (never on the agent: a body may wait). flush() and
+// quiet() return once every such call was queued there, not once it ran: rpc_ff gives no
+// completion, so a caller that must know counts in the body. Calls of one aggregator to one
+// rank are queued in issue order but, like rpc_ff's, run as concurrent tasks in no order.
+// Arguments too large for a buffer's message travel by rpc's rendezvous (parked in this
+// rank's global heap, fetched and freed by the target), so no size is refused.
+//
 // Ordering: the records of one aggregator to one destination rank are applied in the order they
 // were issued, atomics and rputs among themselves and messages among themselves; atomics and
 // rputs are not ordered with messages (separate buffers; with node routing through another
@@ -48,8 +57,9 @@
 // Errors (oneside::error raised at the call; nothing is buffered then): a null pointer or one
 // not aligned to the word size → arg; a rank outside the world → rank; memory the rank did not
 // expose → rma_range; an rput larger than max_rput_bytes(), a message larger than
-// max_message_bytes() or an unknown handler id → arg. Every call needs the runtime open
-// (not_open).
+// max_message_bytes() or an unknown handler id → arg; rpc_ff: a rank outside the world →
+// rank, a throwing serialize() as thrown, a buffer smaller than an rpc_ff's header and
+// rendezvous → arg. Every call needs the runtime open (not_open).
 #pragma once
 
 #include <cstddef>
@@ -58,10 +68,13 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include <oneside/pgas/atomic.hpp>
 #include <oneside/pgas/global_ptr.hpp>
 #include <oneside/pgas/global_ref.hpp>
+#include <oneside/pgas/rpc.hpp>
 #include <oneside/runtime/amo.hpp>
 #include <oneside/runtime/types.hpp>
 
@@ -159,6 +172,17 @@ class aggregator {
   // `id` (register_aggregated_handler), with this rank as source.
   void send(rank_t target, aggregated_handler_id id, std::span<const std::byte> bytes);
 
+  // rpc_ff(target, fn, args...) through this aggregator (see the file comment): the same
+  // functions and arguments as rpc_ff, serialized at the call.
+  template <class Fn, class... A>
+  requires pgas::detail::rpc_callable<std::decay_t<Fn>, A...>
+  void rpc_ff(rank_t target, Fn&& fn, A&&... args) {
+    pgas::detail::check_rpc_target(target, "aggregator::rpc_ff");
+    std::vector<std::byte> message;
+    pgas::detail::encode_rpc_ff(message, std::forward<Fn>(fn), std::forward<A>(args)...);
+    send_rpc_ff(target, message);
+  }
+
   // Ships every buffer and returns once every record issued before it was applied at its
   // target (handlers of messages returned).
   void flush();
@@ -181,6 +205,8 @@ class aggregator {
                    std::uintptr_t addr, std::uint64_t bits, const char* call);
   void put_bytes(rank_t r, std::uintptr_t addr, const void* src, std::size_t bytes,
                  const char* call);
+  // Buffers an encoded rpc_ff message, parking its arguments first when it exceeds a message.
+  void send_rpc_ff(rank_t r, std::vector<std::byte>& message);
 
   std::unique_ptr<pgas::detail::aggregator_impl> impl_;
 };

@@ -1,0 +1,236 @@
+// rpc_ff through an aggregator (aggregator.hpp, rpc.hpp): every call runs exactly once at its
+// target with its arguments intact (strings, vectors, from every rank to every rank, through
+// small buffers that ship while filling); nothing runs before the buffer ships, and flush(),
+// quiet() and the destructor make the calls run; arguments beyond a buffer's message travel by
+// rpc's rendezvous (heap given back); bad input is refused at the call with nothing buffered.
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <oneside/oneside.hpp>
+
+#include "expect_error.hpp"
+#include "pgas_test.hpp"
+
+namespace oneside::test {
+namespace {
+
+class AggregatedRpc : public PgasTest {};
+
+// Per process: what the bodies of the calls left here, by source.
+struct inbox {
+  std::mutex mutex;
+  std::vector<std::int64_t> calls;      // by source
+  std::vector<std::int64_t> seq_sum;    // by source: the sum of the sequence numbers
+  std::vector<std::int64_t> arg_bytes;  // by source: the bytes of the arguments
+  std::int64_t damaged = 0;             // calls whose arguments were not what was sent
+  std::atomic<std::int64_t> total{0};
+};
+inbox& box() {
+  static inbox b;
+  return b;
+}
+
+// Empties the inbox on every rank (collective: no call is in flight around it).
+void reset_inbox() {
+  barrier(world());
+  inbox& b = box();
+  {
+    const std::lock_guard lock(b.mutex);
+    const auto n = static_cast<std::size_t>(world().size());
+    b.calls.assign(n, 0);
+    b.seq_sum.assign(n, 0);
+    b.arg_bytes.assign(n, 0);
+    b.damaged = 0;
+    b.total.store(0);
+  }
+  barrier(world());
+}
+
+std::string text_of(int from, int k) {
+  return std::string(static_cast<std::size_t>(k % 37), static_cast<char>('a' + (from + k) % 26));
+}
+std::vector<std::uint64_t> values_of(int from, int k) {
+  std::vector<std::uint64_t> v(static_cast<std::size_t>(k % 11));
+  std::iota(v.begin(), v.end(),
+            static_cast<std::uint64_t>(from) * 1000003U + 7U * static_cast<std::uint64_t>(k));
+  return v;
+}
+
+void note(int from, int k, std::size_t bytes, bool intact) {
+  inbox& b = box();
+  {
+    const std::lock_guard lock(b.mutex);
+    b.calls[static_cast<std::size_t>(from)] += 1;
+    b.seq_sum[static_cast<std::size_t>(from)] += k;
+    b.arg_bytes[static_cast<std::size_t>(from)] += static_cast<std::int64_t>(bytes);
+    if (!intact) ++b.damaged;
+  }
+  b.total.fetch_add(1);
+  wake(world().rank());
+}
+
+// The body most tests send: checks its arguments against what the sender made of (from, k).
+void take(std::int32_t from, std::int32_t k, const std::string& text,
+          std::vector<std::uint64_t> values) {
+  note(from, k, text.size() + values.size() * sizeof(std::uint64_t),
+       text == text_of(from, k) && values == values_of(from, k));
+}
+
+void wait_total(std::int64_t n) {
+  wait_until([n] { return box().total.load() >= n; });
+}
+
+std::int64_t total() {
+  return box().total.load();
+}
+
+TEST_F(AggregatedRpc, EveryCallRunsOnceWithItsArgumentsFromEveryRankToEveryRank) {
+  for (const bool small : {false, true}) {
+    reset_inbox();
+    const int n = 400;
+    {
+      // Small buffers ship many times while filling (and wait on back-pressure).
+      aggregator agg(small ? aggregator_options{.buffer_bytes = 512, .buffers = 2}
+                           : aggregator_options{});
+      for (int k = 0; k < n; ++k) {
+        for (rank_t d = 0; d < size(); ++d) {
+          agg.rpc_ff(d, &take, rank(), k, text_of(rank(), k), values_of(rank(), k));
+        }
+      }
+      agg.flush();
+    }
+    wait_total(std::int64_t{n} * size());
+    barrier(world());
+    inbox& b = box();
+    const std::lock_guard lock(b.mutex);
+    EXPECT_EQ(b.total.load(), std::int64_t{n} * size());
+    EXPECT_EQ(b.damaged, 0) << "calls whose arguments arrived changed";
+    std::int64_t bytes = 0;
+    for (int k = 0; k < n; ++k) bytes += (k % 37) + (k % 11) * 8;
+    for (rank_t src = 0; src < size(); ++src) {
+      const auto s = static_cast<std::size_t>(src);
+      EXPECT_EQ(b.calls[s], n) << "calls from rank " << src << ", small buffers " << small;
+      EXPECT_EQ(b.seq_sum[s], std::int64_t{n} * (n - 1) / 2) << "from rank " << src;
+      EXPECT_EQ(b.arg_bytes[s], bytes) << "from rank " << src;
+    }
+  }
+  barrier(world());
+}
+
+TEST_F(AggregatedRpc, CallsRunOnlyOnceTheirBufferShipsByFlushQuietOrTheDestructor) {
+  reset_inbox();
+  const int per_round = 3;
+  std::int64_t expected = 0;
+  enum class how { flush, quiet, destructor };
+  for (const how h : {how::flush, how::quiet, how::destructor}) {
+    {
+      aggregator agg;  // a default buffer holds far more than three calls
+      for (int k = 0; k < per_round; ++k) {
+        agg.rpc_ff(right(), &take, rank(), k, text_of(rank(), k), values_of(rank(), k));
+      }
+      // barrier() does not ship: the left neighbour's calls are still in its buffer.
+      barrier(world());
+      EXPECT_EQ(total(), expected) << "a call ran before its buffer shipped";
+      barrier(world());
+      if (h == how::flush) agg.flush();
+      if (h == how::quiet) quiet();
+    }
+    expected += per_round;
+    wait_total(expected);
+    EXPECT_EQ(total(), expected);
+  }
+  barrier(world());
+  const std::lock_guard lock(box().mutex);
+  EXPECT_EQ(box().calls[static_cast<std::size_t>(left())], 3 * per_round);
+  EXPECT_EQ(box().damaged, 0);
+}
+
+void take_large(std::int32_t from, const std::vector<std::uint8_t>& v) {
+  bool intact = true;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    intact = intact && v[i] == static_cast<std::uint8_t>(i * 13 + static_cast<std::size_t>(from));
+  }
+  note(from, 0, v.size(), intact);
+}
+
+std::vector<std::uint8_t> large_of(int from, std::size_t n) {
+  std::vector<std::uint8_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i] = static_cast<std::uint8_t>(i * 13 + static_cast<std::size_t>(from));
+  }
+  return v;
+}
+
+TEST_F(AggregatedRpc, ArgumentsBeyondAMessageTravelByRendezvousAndTheHeapIsGivenBack) {
+  reset_inbox();
+  const heap_stats_t before = heap_stats();
+  // Beyond a 256-byte buffer's message (parked by the aggregator), and beyond one active
+  // message (parked by rpc's encoder).
+  const std::vector<std::size_t> sizes{1000, std::size_t{1} << 20, 0, 100};
+  {
+    aggregator agg({.buffer_bytes = 256, .buffers = 2});
+    ASSERT_LT(agg.max_message_bytes(), std::size_t{1000});
+    for (const std::size_t n : sizes) agg.rpc_ff(right(), &take_large, rank(), large_of(rank(), n));
+    agg.flush();
+  }
+  wait_total(static_cast<std::int64_t>(sizes.size()));
+  // The targets free what they fetched; an rpc after their bodies ran orders those frees.
+  barrier(world());
+  rpc(right(), [] {}).wait();
+  barrier(world());
+  {
+    const std::lock_guard lock(box().mutex);
+    EXPECT_EQ(box().damaged, 0);
+    EXPECT_EQ(
+        box().arg_bytes[static_cast<std::size_t>(left())],
+        static_cast<std::int64_t>(std::accumulate(sizes.begin(), sizes.end(), std::size_t{0})));
+  }
+  EXPECT_EQ(heap_stats().used, before.used) << "parked arguments were not freed";
+  barrier(world());
+}
+
+// A user type whose serialization fails.
+struct unserializable {
+  void serialize(serial_writer&) const { throw std::runtime_error("cannot serialize this"); }
+  static unserializable deserialize(serial_reader&) { return {}; }
+};
+
+TEST_F(AggregatedRpc, BadInputIsRefusedAtTheCallAndNothingIsBuffered) {
+  reset_inbox();
+  const heap_stats_t before = heap_stats();
+  {
+    aggregator agg;
+    expect_error(error_class::rank, "aggregator::rpc_ff", [&] {
+      agg.rpc_ff(size(), &take, rank(), 0, text_of(rank(), 0), values_of(rank(), 0));
+    });
+    expect_error(error_class::rank, "aggregator::rpc_ff",
+                 [&] { agg.rpc_ff(-1, &take, rank(), 0, std::string(), values_of(rank(), 0)); });
+    try {
+      agg.rpc_ff(
+          right(), [](int, unserializable) { note(0, 0, 0, false); }, 1, unserializable{});
+      ADD_FAILURE() << "a failing serialize() was not reported";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "cannot serialize this");
+    }
+    // A buffer too small for an rpc_ff even with its arguments parked.
+    aggregator tiny({.buffer_bytes = 64});
+    expect_error(error_class::arg, "aggregator::rpc_ff",
+                 [&] { tiny.rpc_ff(right(), &take_large, rank(), large_of(rank(), 4096)); });
+    agg.flush();
+    tiny.flush();
+  }
+  barrier(world());
+  EXPECT_EQ(total(), 0) << "a refused call ran";
+  EXPECT_EQ(heap_stats().used, before.used) << "a refused call left parked bytes";
+  barrier(world());
+}
+
+}  // namespace
+}  // namespace oneside::test
