@@ -14,7 +14,6 @@
 #include <oneside/pgas/communication.hpp>
 #include <oneside/pgas/signal.hpp>
 #include <oneside/runtime/copy.hpp>
-#include <oneside/runtime/fiber.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "comm/remote.hpp"
@@ -71,26 +70,19 @@ bool ticket_poll(const op_ticket& t) {
 
 namespace {
 
-// Completes the operations to `r` through `ticket`. In a fiber, an operation still in flight
-// suspends the fiber first: its wait goes to the thread's scheduler, which runs the thread's
-// other fibers (each issuing its own operations) and polls this wait only when none is ready
-// (or now and then); the poll then flushes `r` once, which completes every operation issued
-// to `r` before it, so that many fibers' operations share one flush (Grappa's style of
-// latency hiding). Elsewhere the flush runs at once: a task keeps its worker for one flush
-// rather than being suspended and resumed around it.
+// Completes the operations to `r` through `ticket`: one flush of `r` completes every operation
+// issued to it before, so in a fiber an operation still in flight suspends the fiber and the
+// flush runs when the thread's scheduler polls its waiters, after the thread's other fibers
+// issued theirs (wait_polling: many fibers' operations share one flush, Grappa's style of
+// latency hiding). Elsewhere the flush runs at once.
 void complete_ticket(pgas_context& s, rank_t r, std::uint64_t ticket, const char* call) {
-  if (!s.ops().is_complete(r, ticket) && this_fiber::get_id() != 0) {
-    if (oneside::detail::wait_host* h = oneside::detail::t_wait_host; h != nullptr) {
-      const oneside::detail::wait_scope waiting(call, r);
-      auto done = [&s, r, ticket] {
-        s.ops().complete(s.transport(), r, ticket);
-        return true;
-      };
-      oneside::detail::hosted_wait(*h, nullptr, nullptr, done);
-      return;
-    }
+  auto flush = [&s, r, ticket] { s.ops().complete(s.transport(), r, ticket); };
+  if (s.ops().is_complete(r, ticket)) {
+    flush();  // nothing to flush: runs the continuations that are due
+    return;
   }
-  s.ops().complete(s.transport(), r, ticket);
+  const oneside::detail::wait_scope waiting(call, r);
+  oneside::detail::wait_polling(flush, [&s, r, ticket] { return s.ops().is_complete(r, ticket); });
 }
 
 }  // namespace
@@ -135,7 +127,7 @@ future<> get_remote(rank_t r, std::uintptr_t addr, void* dst, std::size_t bytes,
 void get_now(rank_t r, std::uintptr_t addr, void* dst, std::size_t bytes, const char* call) {
   pgas_context& s = checked_context(addr, r, call);
   const rma::detail::access_target from = resolve_remote(s, r, addr, bytes, call);
-  if (this_fiber::get_id() != 0) {
+  if (oneside::detail::in_fiber()) {
     // In a fiber: the get stays in flight (dst, on this fiber's stack, stays put) while the
     // thread's other fibers run (complete_ticket).
     const future<> f = ticket_future(s, r, rma::detail::get(s.transport(), from, dst, bytes, true));

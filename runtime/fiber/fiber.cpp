@@ -5,7 +5,7 @@
 // that cannot go on (it yields, waits or ends) picks the next ready one and switches to it
 // directly, one Boost.Context switch; the switched-to context stores the continuation of the
 // one it came from. A waiting context sits in the waiting list with its wait's predicate;
-// predicates are polled when no context is ready (and every max(64, waiters)th pick, so that
+// predicates are polled when no context is ready (and every max(64, contexts)th pick, so that
 // fibers which keep yielding do not starve waiters while a poll stays O(1) per pick), and a
 // context whose predicate held is made ready. When
 // nothing is ready, the context that found so waits the one way (spin, yield, sleep on the
@@ -63,6 +63,7 @@ class fiber_record {
   }
 
   boost::context::fiber cont;             // where this context goes on (while it is not running)
+  bool started = false;                   // has its stack and has run (or is the thread's own)
   fiber_record* next = nullptr;           // in the ready or the waiting list
   const wait_request* request = nullptr;  // what it waits for
   std::exception_ptr request_error;       // what the request's test threw when polled
@@ -100,13 +101,13 @@ struct record_list {
     }
     tail = r;
   }
-  fiber_record* pop() noexcept {
+  fiber_record* pop() noexcept { return empty() ? nullptr : pop_front(); }
+  // pop() of a list known not to be empty.
+  fiber_record* pop_front() noexcept {
     fiber_record* r = head;
-    if (r != nullptr) {
-      head = r->next;
-      if (head == nullptr) tail = nullptr;
-      r->next = nullptr;
-    }
+    head = r->next;
+    if (head == nullptr) tail = nullptr;
+    r->next = nullptr;
     return r;
   }
 };
@@ -115,7 +116,7 @@ struct record_list {
 
 class scheduler final : public wait_host {
  public:
-  scheduler() = default;
+  scheduler() { main_.started = true; }
   ~scheduler() {
     drain();
     main_.destroy_locals();
@@ -126,6 +127,8 @@ class scheduler final : public wait_host {
 
   fiber_record* current() const noexcept { return current_; }
   bool is_fiber() const noexcept { return current_ != &main_; }
+  // What t_running_fiber holds while this scheduler's thread runs the current context.
+  fiber_record* running_fiber() noexcept { return is_fiber() ? current_ : nullptr; }
 
   fiber_record* spawn(std::unique_ptr<fiber_body> body) {
     auto owned = std::make_unique<fiber_record>();
@@ -133,9 +136,6 @@ class scheduler final : public wait_host {
     r->body = std::move(body);
     r->id = g_next_id.fetch_add(1, std::memory_order_relaxed);
     r->refs.store(2, std::memory_order_relaxed);
-    r->cont = boost::context::fiber(
-        std::allocator_arg, pool_allocator{&pool_, &r->marks},
-        [this, r](boost::context::fiber&& from) { return run(r, std::move(from)); });
     if (live_++ == 0) {
       outer_host_ = t_wait_host;
       t_wait_host = this;
@@ -152,7 +152,6 @@ class scheduler final : public wait_host {
     fiber_record* self = current_;
     self->request = &request;
     waiting_.push(self);
-    ++waiters_;
     block();
     self->request = nullptr;
     if (self->request_error != nullptr) {
@@ -163,9 +162,25 @@ class scheduler final : public wait_host {
   void yield() {
     if (polling_ || live_ == 0) return;
     fiber_record* self = current_;
+    if (!ready_.empty() && until_poll_ > 1 && ready_.head->started) [[likely]] {
+      --until_poll_;
+      // The common case: another context is ready and no poll is due (pick() without the
+      // detour of the caller through the ready list).
+      fiber_record* next = ready_.pop_front();
+      ready_.push(self);
+      switch_to(next);
+      return;
+    }
+    yield_through_pick();
+  }
+
+  // yield() when a poll is due or the next context has not started: out of line, so that the
+  // common case saves few registers.
+  [[gnu::noinline]] void yield_through_pick() {
+    fiber_record* self = current_;
     ready_.push(self);
-    fiber_record* next = pick();
-    if (next != self) switch_to(next);
+    fiber_record* next = pick();  // never null: this context is ready
+    if (next != nullptr && next != self) switch_to(next);
   }
 
   // Runs the thread's fibers until none is left (from the thread's own code only).
@@ -202,6 +217,7 @@ class scheduler final : public wait_host {
     if (live_ == 0 && t_wait_host == this) t_wait_host = outer_host_;
     prev_ = nullptr;  // the finished context has no continuation to keep
     current_ = next;
+    t_running_fiber = running_fiber();
     (void)wait_scope::exchange(next->scopes);
     ended_ = r->marks;  // released by the next context, once this one is left
     before_switch(r->marks, true, next->marks);
@@ -224,18 +240,44 @@ class scheduler final : public wait_host {
   }
 
   fiber_record* pick() noexcept {
-    // Polling costs one test per waiter: with many waiters, poll once per as many picks, so
-    // that a poll costs O(1) per pick and every waiter's operation is issued before the poll
-    // (one flush then completes a whole round of remote accesses, apps/chase).
-    if (ready_.empty() || ++picks_ >= std::max<std::size_t>(64, waiters_)) {
-      picks_ = 0;
+    // Polling costs one test per waiter: poll once per max(64, contexts) picks, a round of
+    // the thread's contexts, so that a poll costs O(1) per pick and every context had its turn
+    // to issue its operation before the poll (one flush then completes the whole round of
+    // remote accesses, apps/chase; counting the waiters instead cut a round of 256 fibers into
+    // four polls of 64, as the waiters only grow to 256 during the round).
+    if (ready_.empty() || --until_poll_ == 0) {  // until_poll_ stays >= 1 between picks
       (void)poll_waiters();
     }
-    return ready_.pop();
+    fiber_record* next = ready_.pop();
+    while (next != nullptr && !next->started && !start(next)) next = ready_.pop();
+    return next;
   }
 
-  // Moves the waiters whose predicate holds (or threw) to the ready list.
-  bool poll_waiters() noexcept {
+  // A fiber takes its stack when it first runs, not when it is spawned: fibers that run one
+  // after another (walks that never suspend, apps/chase on shm) then reuse one pooled stack,
+  // still warm in the caches, and fibers waiting for their first turn hold no memory. When no
+  // stack can be had, the fiber ends without running, with the error (no_mem) for its join.
+  [[gnu::noinline]] bool start(fiber_record* r) noexcept {
+    try {
+      r->cont = boost::context::fiber(
+          std::allocator_arg, pool_allocator{&pool_, &r->marks},
+          [this, r](boost::context::fiber&& from) { return run(r, std::move(from)); });
+      r->started = true;
+      return true;
+    } catch (...) {
+      r->error = std::current_exception();
+    }
+    r->body.reset();
+    if (--live_ == 0 && t_wait_host == this) t_wait_host = outer_host_;
+    r->done.store(true, std::memory_order_release);
+    release(r);
+    return false;
+  }
+
+  // Moves the waiters whose predicate holds (or threw) to the ready list. Out of line: the
+  // switch paths that call it now and then keep fewer registers live.
+  [[gnu::noinline]] bool poll_waiters() noexcept {
+    until_poll_ = std::max(min_poll_every, live_ + 1);
     if (waiting_.empty()) return false;
     bool any = false;
     const bool was_polling = std::exchange(polling_, true);
@@ -257,7 +299,6 @@ class scheduler final : public wait_host {
           waiting_.head = next;
         }
         if (waiting_.tail == r) waiting_.tail = prev;
-        --waiters_;
         ready_.push(r);
         any = true;
       } else {
@@ -300,6 +341,7 @@ class scheduler final : public wait_host {
     self->scopes = wait_scope::exchange(next->scopes);
     prev_ = self;
     current_ = next;
+    t_running_fiber = running_fiber();
     if (self == &main_) marks_of_this_thread(main_.marks);  // a task's scheduler may move
     before_switch(self->marks, false, next->marks);
     arrived(std::move(next->cont).resume());
@@ -317,11 +359,11 @@ class scheduler final : public wait_host {
   fiber_record* prev_ = nullptr;  // the context that switched to the current one
   record_list ready_;
   record_list waiting_;
-  std::size_t live_ = 0;  // fibers spawned and not ended
-  std::size_t picks_ = 0;
-  std::size_t waiters_ = 0;  // in waiting_
-  switch_marks ended_;       // of the fiber that ended last, until the switch away from it is done
-  bool polling_ = false;     // inside poll_waiters
+  static constexpr std::size_t min_poll_every = 64;
+  std::size_t live_ = 0;                     // fibers spawned and not ended
+  std::size_t until_poll_ = min_poll_every;  // picks left until the next poll
+  switch_marks ended_;    // of the fiber that ended last, until the switch away from it is done
+  bool polling_ = false;  // inside poll_waiters
   wait_host* outer_host_ = nullptr;  // the thread's host before its first fiber (a task's)
   stack_pool pool_;                  // last: outlives every fiber (they end in drain())
 };
@@ -347,6 +389,7 @@ scheduler& this_scheduler() {
 }  // namespace
 
 scheduler* exchange_scheduler(scheduler* s) noexcept {
+  t_running_fiber = s != nullptr ? s->running_fiber() : nullptr;
   return std::exchange(t_scheduler, s);
 }
 
@@ -408,8 +451,8 @@ void* fiber_local_set(std::size_t key, void* value, void (*destroy)(void*) noexc
 namespace oneside::this_fiber {
 
 fiber::id get_id() noexcept {
-  using detail::t_scheduler;
-  return t_scheduler != nullptr && t_scheduler->is_fiber() ? t_scheduler->current()->id : 0;
+  const detail::fiber_record* f = detail::t_running_fiber;
+  return f != nullptr ? f->id : 0;
 }
 
 void yield() {

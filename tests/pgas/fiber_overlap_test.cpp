@@ -2,7 +2,8 @@
 // fiber's wait suspends it and the thread's other fibers run and issue theirs, so that one
 // flush completes many (apps/chase). On the shared-memory path the same calls complete at once;
 // what every path must show is the right data and errors that reach the joiner with nothing
-// changed.
+// changed. (Checked: with the fiber-aware get of pgas/comm/communication.cpp disabled, the
+// mpi variants fail: get(p) and a span rget's wait then hold the thread.)
 #include <cstdint>
 #include <cstdlib>
 #include <span>

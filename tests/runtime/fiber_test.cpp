@@ -31,6 +31,14 @@ std::int64_t resident_bytes() {
   return resident * static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE));
 }
 
+// Lines of /proc/self/maps: a fiber stack is two mappings (the stack and its guard page).
+std::int64_t mappings() {
+  std::ifstream maps("/proc/self/maps");
+  std::int64_t lines = 0;
+  for (std::string line; std::getline(maps, line);) ++lines;
+  return lines;
+}
+
 TEST_F(Fibers, RunOnTheSpawningThreadWhenItJoins) {
   std::vector<int> order;
   fiber a = fiber::spawn([&] { order.push_back(1); });
@@ -73,6 +81,79 @@ TEST_F(Fibers, IdsAreDistinctAndTheThreadsOwnCodeHasNone) {
   EXPECT_EQ(seen_a, id_a);
   EXPECT_EQ(seen_b, id_b);
   EXPECT_EQ(a.get_id(), 0U);  // joined
+}
+
+TEST_F(Fibers, InFiberTellsFibersFromTheThreadsOwnCode) {
+  EXPECT_FALSE(detail::in_fiber());
+  bool in_a = false;
+  bool in_a_after_yield = false;
+  fiber a = fiber::spawn([&] {
+    in_a = detail::in_fiber();
+    this_fiber::yield();
+    in_a_after_yield = detail::in_fiber();
+  });
+  fiber b = fiber::spawn([] {});
+  a.join();
+  b.join();
+  EXPECT_TRUE(in_a);
+  EXPECT_TRUE(in_a_after_yield);
+  EXPECT_FALSE(detail::in_fiber());  // back in the thread's own code
+}
+
+// wait_polling in fibers: the poll runs once every ready fiber had its turn, so one poll
+// serves all; outside a fiber it runs at once. What the poll throws reaches the waiter.
+TEST_F(Fibers, WaitPollingPollsOnceAfterTheOtherFibersRan) {
+  constexpr int fibers = 50;  // fewer than 64: no poll is due before all have waited
+  int issued = 0;
+  int polls = 0;
+  int served = 0;  // operations issued before the last poll
+  std::vector<int> issued_at_poll;
+  std::vector<fiber> all;
+  for (int i = 0; i < fibers; ++i) {
+    all.push_back(fiber::spawn([&, i] {
+      const int mine = ++issued;
+      detail::wait_polling(
+          [&] {
+            ++polls;
+            served = issued;
+            issued_at_poll.push_back(issued);
+          },
+          [&] { return served >= mine; });
+      EXPECT_GE(served, mine) << "fiber " << i;
+    }));
+  }
+  for (fiber& f : all) f.join();
+  EXPECT_EQ(issued, fibers);
+  EXPECT_EQ(polls, 1);
+  EXPECT_EQ(issued_at_poll, std::vector<int>{fibers});
+
+  int outside = 0;
+  detail::wait_polling([&] { ++outside; }, [&] { return outside >= 3; });
+  EXPECT_EQ(outside, 3);  // at once, and again at each look
+
+  fiber failing = fiber::spawn([] {
+    detail::wait_polling([] { throw std::runtime_error("poll failed"); }, [] { return false; });
+  });
+  EXPECT_THROW(failing.join(), std::runtime_error);
+}
+
+// A fiber takes its stack when it first runs: spawned fibers waiting for their turn map
+// nothing, and fibers that run one after another without suspending reuse the pool's stacks.
+TEST_F(Fibers, StacksAreTakenWhenFibersFirstRun) {
+  constexpr int fibers = 4096;
+  int ran = 0;
+  std::vector<fiber> all;
+  all.reserve(fibers);
+  const std::int64_t before = mappings();
+  for (int i = 0; i < fibers; ++i) all.push_back(fiber::spawn([&ran] { ++ran; }));
+  const std::int64_t spawned = mappings();
+  for (fiber& f : all) f.join();
+  const std::int64_t joined = mappings();
+  EXPECT_EQ(ran, fibers);
+  // Eagerly taken stacks would add 2 * 4096 mappings (the kernel merges none: guard pages
+  // separate them). Allow for a few other mappings (a heap arena, a pooled stack or two).
+  EXPECT_LT(spawned - before, 64) << before << " mappings before, " << spawned << " after";
+  EXPECT_LT(joined - before, 64) << before << " mappings before, " << joined << " after";
 }
 
 TEST_F(Fibers, JoinRethrowsWhatTheFiberThrew) {

@@ -17,10 +17,10 @@
 // Fibers spawned inside a task of the rank's arena (async, enqueue) finish before that task does;
 // the runtime's close runs the fibers of the thread that closes it to their end.
 //
-// Stacks come from a per-thread pool: 256 KiB reserved each, with a guard page below (an
-// overflow faults instead of corrupting memory); an idle fiber commits only the pages it
-// touched (a few KiB), and a stack that went deeper than 64 KiB is given back to the system
-// before it is reused.
+// Stacks come from a per-thread pool, taken when a fiber first runs (fibers that run one after
+// another share one): 256 KiB reserved each, with a guard page below (an overflow faults
+// instead of corrupting memory); an idle fiber commits only the pages it touched (a few KiB),
+// and a stack that went deeper than 64 KiB is given back to the system before it is reused.
 #pragma once
 
 #include <concepts>
@@ -74,8 +74,9 @@ class fiber {
 
   fiber() noexcept = default;
 
-  // Spawns a fiber running fn() on this thread (see the file comment). Raises error(no_mem)
-  // when no stack can be mapped.
+  // Spawns a fiber running fn() on this thread (see the file comment). The fiber takes its
+  // stack when it first runs; when none can be mapped then, it ends without running and join()
+  // rethrows error(no_mem).
   template <class Fn>
   requires std::invocable < std::decay_t<Fn>
   & > static fiber spawn(Fn&& fn) {

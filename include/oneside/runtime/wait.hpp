@@ -273,6 +273,15 @@ class wait_host {
 // runtime/fiber and runtime/task only. Read once per wait that does not end at its first look.
 inline thread_local wait_host* t_wait_host [[gnu::tls_model("initial-exec")]] = nullptr;
 
+// The fiber running on this thread, or null in a thread's own code (or a task's): set at every
+// switch and when a task with fibers moves to another thread (runtime/fiber/). in_fiber() is
+// the inline query of hot paths that behave differently in a fiber.
+class fiber_record;
+inline thread_local fiber_record* t_running_fiber [[gnu::tls_model("initial-exec")]] = nullptr;
+inline bool in_fiber() noexcept {
+  return t_running_fiber != nullptr;
+}
+
 // The process's doorbell (the transport's while the runtime is open) and the runtime's phase
 // lengths: what a request without its own uses.
 doorbell& process_doorbell() noexcept;
@@ -326,6 +335,31 @@ void wait_until(doorbell& bell, const wait_policy& policy, Pred&& done) noexcept
   if (wait_host* h = t_wait_host; h != nullptr) return hosted_wait(*h, &bell, &policy, done);
   backoff b(bell, policy);
   wait_with(b, done);
+}
+
+// Returns once done() is true, where poll() is what brings it about (a flush that completes
+// the caller's operation along with every other issued before it). In a fiber the fiber is
+// suspended first and poll() runs when the thread's scheduler polls its waiters (when no
+// fiber is ready, or once per round of the thread's fibers), so that the thread's other fibers
+// issue their operations before and one poll serves them all (Grappa's latency hiding). Elsewhere
+// poll() runs at once (a task keeps its worker for a poll rather than being suspended around
+// it), and again at each look while done() is false; poll() never runs once done() is true.
+// What poll() or done() throws is rethrown.
+template <class Poll, class Pred>
+void wait_polling(Poll&& poll, Pred&& done) {
+  if (done()) {
+    cross_process_acquire();
+    return;
+  }
+  auto polled = [&poll, &done] {
+    if (done()) return true;  // an earlier poll (another waiter's) brought it about
+    poll();
+    return done();
+  };
+  if (wait_host* h = t_wait_host; h != nullptr && in_fiber()) {
+    return hosted_wait(*h, nullptr, nullptr, polled);
+  }
+  wait_until(polled);
 }
 
 }  // namespace oneside::detail
