@@ -31,6 +31,11 @@ constexpr error_class every_class[] = {
     error_class::op,           error_class::rank,       error_class::group,
     error_class::comm,         error_class::info,       error_class::request,
     error_class::truncate,     error_class::io,         error_class::no_mem,
+    error_class::file,         error_class::bad_file,   error_class::no_such_file,
+    error_class::file_exists,  error_class::access,     error_class::amode,
+    error_class::read_only,    error_class::no_space,   error_class::quota,
+    error_class::not_same,     error_class::unsupported_datarep,
+    error_class::unsupported_operation,
     error_class::not_open,     error_class::intern};
 
 TEST_F(Errors, ClassesAreDistinctAndNamed) {
