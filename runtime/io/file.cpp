@@ -296,7 +296,10 @@ void file::close() {
   check_no_split(f, "file::close");
   f.release();
   barrier(f.members);  // nobody uses the shared pointer or the file any more
-  if (f.members.rank() == 0 && has(f.mode, file_mode::delete_on_close)) ::unlink(f.path.c_str());
+  if (has(f.mode, file_mode::delete_on_close)) {
+    if (f.members.rank() == 0) ::unlink(f.path.c_str());
+    barrier(f.members);  // gone when close returns anywhere
+  }
   impl_.reset();
 }
 
@@ -318,6 +321,8 @@ void file::set_size(offset_t bytes) {
   check_no_split(f, call);
   if (bytes < 0) f.fail(error_class::arg, call, "the size is negative");
   if (has(f.mode, file_mode::rdonly)) f.fail(error_class::read_only, call, "opened rdonly");
+  // Every member's earlier accesses come first; the size is set when the call returns anywhere.
+  barrier(f.members);
   int err = 0;
   if (f.members.rank() == 0 && ::ftruncate(f.fd, bytes) != 0) err = errno;
   err = broadcast(f.members, err, 0);
@@ -330,6 +335,7 @@ void file::preallocate(offset_t bytes) {
   check_no_split(f, call);
   if (bytes < 0) f.fail(error_class::arg, call, "the size is negative");
   if (has(f.mode, file_mode::rdonly)) f.fail(error_class::read_only, call, "opened rdonly");
+  barrier(f.members);
   int err = 0;
   if (f.members.rank() == 0 && bytes > 0) err = ::posix_fallocate(f.fd, 0, bytes);
   err = broadcast(f.members, err, 0);
@@ -460,6 +466,9 @@ void file::seek_shared(offset_t offset, seek_from whence) {
   constexpr std::string_view call = "file::seek_shared";
   file_impl& f = impl();
   check_no_split(f, call);
+  // Every member's earlier shared-pointer accesses come first (they all entered the call);
+  // the new position is in effect when the call returns anywhere.
+  barrier(f.members);
   offset_t next = -1;
   if (f.members.rank() == 0) {
     std::lock_guard<std::mutex> g(f.mu);
