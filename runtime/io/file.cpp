@@ -1,14 +1,13 @@
 // oneside::file: open/close and the management calls, views and file pointers, and every data
 // access form, each checking its arguments first (nothing moves for a rejected call).
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <functional>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <oneside/runtime/collectives.hpp>
 #include <oneside/runtime/file.hpp>
@@ -56,25 +55,26 @@ void file_impl::fail_errno(std::string_view call, std::string_view what, int err
 
 offset_t file_impl::shared_fetch_add(offset_t delta, std::string_view call) {
   std::int64_t old = 0;
-  transport::current(call).amo(
-      shared_owner, shared_addr,
-      {.op = transport::amo_op::add, .type = transport::amo_type::i64,
-       .operand = static_cast<std::uint64_t>(delta)},
-      &old);
+  transport::current(call).amo(shared_owner, shared_addr,
+                               {.op = transport::amo_op::add,
+                                .type = transport::amo_type::i64,
+                                .operand = static_cast<std::uint64_t>(delta)},
+                               &old);
   return old;
 }
 
 offset_t file_impl::shared_load(std::string_view call) const {
   std::int64_t v = 0;
-  transport::current(call).amo(
-      shared_owner, shared_addr, {.op = transport::amo_op::load, .type = transport::amo_type::i64},
-      &v);
+  transport::current(call).amo(shared_owner, shared_addr,
+                               {.op = transport::amo_op::load, .type = transport::amo_type::i64},
+                               &v);
   return v;
 }
 
 void file_impl::shared_store(offset_t value, std::string_view call) {
   transport::current(call).amo(shared_owner, shared_addr,
-                               {.op = transport::amo_op::store, .type = transport::amo_type::i64,
+                               {.op = transport::amo_op::store,
+                                .type = transport::amo_type::i64,
                                 .operand = static_cast<std::uint64_t>(value)},
                                nullptr);
 }
@@ -136,13 +136,15 @@ file_request::file_request(std::shared_ptr<file_op> op) noexcept : op_(std::move
 file_request::file_request(file_request&&) noexcept = default;
 file_request& file_request::operator=(file_request&& o) noexcept {
   if (this != &o) {
-    if (op_) detail::wait_until([op = op_.get()] { return op->done.load(std::memory_order_acquire); });
+    if (op_)
+      detail::wait_until([op = op_.get()] { return op->done.load(std::memory_order_acquire); });
     op_ = std::move(o.op_);
   }
   return *this;
 }
 file_request::~file_request() {
-  if (op_) detail::wait_until([op = op_.get()] { return op->done.load(std::memory_order_acquire); });
+  if (op_)
+    detail::wait_until([op = op_.get()] { return op->done.load(std::memory_order_acquire); });
 }
 
 bool file_request::test() const {
@@ -211,8 +213,9 @@ file file::open(const oneside::team& t, std::string_view path, file_mode mode, c
   impl->path = std::string(path);
   impl->mode = mode;
   // Every member must pass the same path and mode.
-  const std::uint64_t mine[4] = {static_cast<std::uint64_t>(mode), ~static_cast<std::uint64_t>(mode),
-                                 hash_path(path), ~hash_path(path)};
+  const std::uint64_t mine[4] = {static_cast<std::uint64_t>(mode),
+                                 ~static_cast<std::uint64_t>(mode), hash_path(path),
+                                 ~hash_path(path)};
   std::uint64_t most[4] = {};
   allreduce(t, mine, most, 4, datatype::of<std::uint64_t>(), op::max);
   if (most[0] != ~most[1] || most[2] != ~most[3]) {
@@ -223,7 +226,8 @@ file file::open(const oneside::team& t, std::string_view path, file_mode mode, c
   if (access != 1) {
     impl->fail(error_class::amode, call, "give exactly one of rdonly, rdwr, wronly");
   }
-  if (has(mode, file_mode::rdonly) && (has(mode, file_mode::create) || has(mode, file_mode::excl))) {
+  if (has(mode, file_mode::rdonly) &&
+      (has(mode, file_mode::create) || has(mode, file_mode::excl))) {
     impl->fail(error_class::amode, call, "rdonly cannot be combined with create or excl");
   }
   if (has(mode, file_mode::excl) && !has(mode, file_mode::create)) {
@@ -232,7 +236,9 @@ file file::open(const oneside::team& t, std::string_view path, file_mode mode, c
   if (path.empty()) impl->fail(error_class::bad_file, call, "the path is empty");
 
   int flags = O_CLOEXEC;
-  flags |= has(mode, file_mode::rdonly) ? O_RDONLY : has(mode, file_mode::wronly) ? O_WRONLY : O_RDWR;
+  flags |= has(mode, file_mode::rdonly)   ? O_RDONLY
+           : has(mode, file_mode::wronly) ? O_WRONLY
+                                          : O_RDWR;
   // Member 0 creates the file; the others open what it made (excl applies to the creation).
   const bool root = t.rank() == 0;
   bool created = false;
@@ -311,7 +317,7 @@ void file::remove(std::string_view path, const info& hints) {
   if (::unlink(p.c_str()) != 0) {
     const int err = errno;
     detail::raise(detail::file_error_class(err), {.call = call},
-          "file " + p + ": cannot delete: " + std::strerror(err));
+                  "file " + p + ": cannot delete: " + std::strerror(err));
   }
 }
 
@@ -451,8 +457,9 @@ void file::seek(offset_t offset, seek_from whence) {
   constexpr std::string_view call = "file::seek";
   file_impl& f = impl();
   std::lock_guard<std::mutex> g(f.mu);
-  const offset_t base =
-      whence == seek_from::set ? 0 : whence == seek_from::current ? f.pointer : end_position(f, call);
+  const offset_t base = whence == seek_from::set       ? 0
+                        : whence == seek_from::current ? f.pointer
+                                                       : end_position(f, call);
   if (base + offset < 0) f.fail(error_class::arg, call, "the position would be negative");
   f.pointer = base + offset;
 }
@@ -575,12 +582,12 @@ static io_status finish_now(file_op& op) {
 }
 
 io_status file::read_at(offset_t offset, void* buf, count_t count, const datatype& type) {
-  return finish_now(*start_access(impl(), "file::read_at", false, position::explicit_offset,
-                                  offset, buf, count, type));
+  return finish_now(*start_access(impl(), "file::read_at", false, position::explicit_offset, offset,
+                                  buf, count, type));
 }
 io_status file::write_at(offset_t offset, const void* buf, count_t count, const datatype& type) {
-  return finish_now(*start_access(impl(), "file::write_at", true, position::explicit_offset,
-                                  offset, buf, count, type));
+  return finish_now(*start_access(impl(), "file::write_at", true, position::explicit_offset, offset,
+                                  buf, count, type));
 }
 io_status file::read(void* buf, count_t count, const datatype& type) {
   return finish_now(
@@ -612,26 +619,28 @@ file_request file::iread_at(offset_t offset, void* buf, count_t count, const dat
 file_request file::iwrite_at(offset_t offset, const void* buf, count_t count,
                              const datatype& type) {
   file_impl& f = impl();
-  return submit(f, start_access(f, "file::iwrite_at", true, position::explicit_offset, offset,
-                                buf, count, type));
+  return submit(f, start_access(f, "file::iwrite_at", true, position::explicit_offset, offset, buf,
+                                count, type));
 }
 file_request file::iread(void* buf, count_t count, const datatype& type) {
   file_impl& f = impl();
-  return submit(f, start_access(f, "file::iread", false, position::individual, 0, buf, count, type));
+  return submit(f,
+                start_access(f, "file::iread", false, position::individual, 0, buf, count, type));
 }
 file_request file::iwrite(const void* buf, count_t count, const datatype& type) {
   file_impl& f = impl();
-  return submit(f, start_access(f, "file::iwrite", true, position::individual, 0, buf, count, type));
+  return submit(f,
+                start_access(f, "file::iwrite", true, position::individual, 0, buf, count, type));
 }
 file_request file::iread_shared(void* buf, count_t count, const datatype& type) {
   file_impl& f = impl();
-  return submit(f,
-                start_access(f, "file::iread_shared", false, position::shared, 0, buf, count, type));
+  return submit(
+      f, start_access(f, "file::iread_shared", false, position::shared, 0, buf, count, type));
 }
 file_request file::iwrite_shared(const void* buf, count_t count, const datatype& type) {
   file_impl& f = impl();
-  return submit(f,
-                start_access(f, "file::iwrite_shared", true, position::shared, 0, buf, count, type));
+  return submit(
+      f, start_access(f, "file::iwrite_shared", true, position::shared, 0, buf, count, type));
 }
 
 // ---- collective and split collective access -------------------------------------------
@@ -775,8 +784,7 @@ static io_status split_end(file_impl& f, std::string_view call, split_kind k, co
              "the same thread [IO-12]");
     }
     if (f.split->buf != buf) {
-      f.fail(error_class::arg, call,
-             "the buffer is not the one given to the begin call [IO-10]");
+      f.fail(error_class::arg, call, "the buffer is not the one given to the begin call [IO-10]");
     }
     op = f.split->op;
   }

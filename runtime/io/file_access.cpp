@@ -1,13 +1,12 @@
 // How an access moves bytes: pread/pwrite over the pieces of the file it touches (under a POSIX
 // record lock in atomic mode), the user's memory walked through the datatype engine's runs,
 // and the file's I/O thread that runs nonblocking and split accesses.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <string>
+#include <unistd.h>
 
 #include <oneside/runtime/wait.hpp>
 

@@ -63,7 +63,7 @@ class file_view {
   offset_t disp_;
   datatype etype_;
   datatype filetype_;
-  std::vector<file_piece> runs_;     // one tile's data, offsets from the tile's start
+  std::vector<file_piece> runs_;       // one tile's data, offsets from the tile's start
   std::vector<std::uint64_t> before_;  // data bytes of the tile before run i
   std::uint64_t tile_bytes_ = 0;
   std::int64_t tile_extent_ = 0;
@@ -77,8 +77,8 @@ struct file_op {
   std::vector<file_piece> pieces;
   std::uint64_t bytes = 0;  // requested data bytes
   bool write = false;
-  bool atomic = false;         // hold a record lock over the accessed range
-  std::byte* direct = nullptr;  // the user's buffer when contiguous (no staging)
+  bool atomic = false;             // hold a record lock over the accessed range
+  std::byte* direct = nullptr;     // the user's buffer when contiguous (no staging)
   std::vector<std::byte> staging;  // packed data (writes) or data read (reads)
   void* user = nullptr;            // reads through staging: unpacked here
   datatype type = datatype::of<std::byte>();
@@ -166,7 +166,9 @@ struct file_impl {
   ~file_impl();
 
   // A request on `op` (file_request's constructor is private to the layer).
-  static file_request request_of(std::shared_ptr<file_op> op) { return file_request(std::move(op)); }
+  static file_request request_of(std::shared_ptr<file_op> op) {
+    return file_request(std::move(op));
+  }
 
   // Raises error(ec) naming `call` and the file, or aborts under errors::fatal.
   [[noreturn]] void fail(error_class ec, std::string_view call, std::string_view what) const;

@@ -25,13 +25,11 @@ void file_view::init(std::string_view call) {
   ONESIDE_CHECK(disp_ >= 0, error_class::arg, where, "the view's displacement is negative");
   ONESIDE_CHECK(etype_.size() > 0, error_class::type, where,
                 "the etype " + std::string(etype_.name()) + " has no data");
-  ONESIDE_CHECK(filetype_.size() > 0 && filetype_.size() % etype_.size() == 0, error_class::type,
-                where,
-                "the filetype " + std::string(filetype_.name()) + " (" +
-                    std::to_string(filetype_.size()) +
-                    " bytes of data) is not a whole number of etypes " +
-                    std::string(etype_.name()) + " (" + std::to_string(etype_.size()) +
-                    " bytes)");
+  ONESIDE_CHECK(
+      filetype_.size() > 0 && filetype_.size() % etype_.size() == 0, error_class::type, where,
+      "the filetype " + std::string(filetype_.name()) + " (" + std::to_string(filetype_.size()) +
+          " bytes of data) is not a whole number of etypes " + std::string(etype_.name()) + " (" +
+          std::to_string(etype_.size()) + " bytes)");
   ONESIDE_CHECK(filetype_.extent() > 0, error_class::type, where,
                 "the filetype " + std::string(filetype_.name()) + " has no positive extent");
   runs_.clear();

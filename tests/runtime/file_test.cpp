@@ -4,22 +4,21 @@
 // the checklist with its ID; the erroneous programs the rules name, and bad input (missing
 // files, permissions, bad modes and views), each raising its error and changing nothing.
 // Files live in a per-test temporary directory that member 0 removes afterwards.
-#include <poll.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <poll.h>
 #include <random>
 #include <set>
+#include <signal.h>
 #include <string>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include <oneside/oneside.hpp>
@@ -162,10 +161,12 @@ TEST_F(File, OpenChecksModesAndReportsMissingOrExistingFiles) {
                [&] { (void)file::open(world(), p, file_mode::rdonly | file_mode::create); });
   expect_error(error_class::amode, "file::open",
                [&] { (void)file::open(world(), p, file_mode::rdwr | file_mode::wronly); });
-  expect_error(error_class::amode, "file::open", [&] { (void)file::open(world(), p, file_mode::create); });
+  expect_error(error_class::amode, "file::open",
+               [&] { (void)file::open(world(), p, file_mode::create); });
   expect_error(error_class::amode, "file::open",
                [&] { (void)file::open(world(), p, file_mode::rdwr | file_mode::excl); });
-  expect_error(error_class::bad_file, "file::open", [&] { (void)file::open(world(), "", rw_create); });
+  expect_error(error_class::bad_file, "file::open",
+               [&] { (void)file::open(world(), "", rw_create); });
   EXPECT_FALSE(exists(p)) << "a rejected open created the file";
 
   file f = file::open(world(), p, rw_create | file_mode::excl);
@@ -200,10 +201,12 @@ TEST_F(File, PermissionsAreCheckedAndNothingIsWritten) {
     ::chmod(p.c_str(), 0400);
   }
   barrier(world());
-  expect_error(error_class::access, "file::open", [&] { (void)file::open(world(), p, file_mode::rdwr); });
+  expect_error(error_class::access, "file::open",
+               [&] { (void)file::open(world(), p, file_mode::rdwr); });
   file f = file::open(world(), p, file_mode::rdonly);
   int x = 1;
-  expect_error(error_class::read_only, "file::write_at", [&] { (void)f.write_at(0, &x, 1, int_t()); });
+  expect_error(error_class::read_only, "file::write_at",
+               [&] { (void)f.write_at(0, &x, 1, int_t()); });
   expect_error(error_class::read_only, "file::set_size", [&] { f.set_size(0); });
   f.close();
   EXPECT_EQ(contents(p), bytes(16, std::byte{7}));
@@ -217,7 +220,8 @@ TEST_F(File, AccessModesLimitWhatTheHandleDoes) {
     file f = file::open(world(), p, file_mode::rdonly);
     std::byte b[4];
     expect_error(error_class::read_only, "file::write", [&] { (void)f.write(b, 4, byte_t()); });
-    expect_error(error_class::read_only, "file::write_all_begin", [&] { f.write_all_begin(b, 4, byte_t()); });
+    expect_error(error_class::read_only, "file::write_all_begin",
+                 [&] { f.write_all_begin(b, 4, byte_t()); });
     EXPECT_EQ(f.get_position(), 0) << "a rejected write moved the pointer";
     EXPECT_EQ(f.read(b, 4, byte_t()).bytes, 4);
     f.close();
@@ -248,8 +252,11 @@ TEST_F(File, AccessModesLimitWhatTheHandleDoes) {
 
 TEST_F(File, SizePreallocateSyncAtomicityAndHints) {
   const std::string p = path("size");
-  info hints{{"cb_nodes", "2"}, {"cb_buffer_size", "huge"}, {"collective_buffering", "true"},
-             {"striping_unit", "65536"}, {"my_key", "x"}};
+  info hints{{"cb_nodes", "2"},
+             {"cb_buffer_size", "huge"},
+             {"collective_buffering", "true"},
+             {"striping_unit", "65536"},
+             {"my_key", "x"}};
   file f = file::open(world(), p, rw_create, hints);
   const info got = f.get_info();
   EXPECT_EQ(got.get("cb_nodes"), "2");
@@ -274,7 +281,8 @@ TEST_F(File, SizePreallocateSyncAtomicityAndHints) {
   f.set_atomicity(true);
   EXPECT_TRUE(f.get_atomicity());
   if (size() > 1) {
-    expect_error(error_class::not_same, "file::set_atomicity", [&] { f.set_atomicity(rank() == 0); });
+    expect_error(error_class::not_same, "file::set_atomicity",
+                 [&] { f.set_atomicity(rank() == 0); });
     EXPECT_TRUE(f.get_atomicity());
   }
   f.close();
@@ -313,7 +321,8 @@ TEST_F(File, BadViewsAndArgumentsAreRejectedAndChangeNothing) {
   expect_error(error_class::type, "file::write", [&] { (void)f.write(v, 1, three_bytes); });
   expect_error(error_class::arg, "file::write", [&] { (void)f.write(nullptr, 1, int_t()); });
   expect_error(error_class::arg, "file::seek", [&] { f.seek(-4); });
-  expect_error(error_class::type, "file::write_all_begin", [&] { f.write_all_begin(v, 1, three_bytes); });
+  expect_error(error_class::type, "file::write_all_begin",
+               [&] { f.write_all_begin(v, 1, three_bytes); });
   EXPECT_EQ(f.get_position(), 3) << "a rejected access moved the pointer";
   barrier(world());
   EXPECT_EQ(f.get_size(), 0) << "a rejected access wrote";
@@ -345,19 +354,67 @@ TEST_F(File, ByteOffsetsAndPositionsFollowTheView) {
   EXPECT_EQ(f.get_position_shared(), 5);
   f.seek_shared(0, seek_from::end);
   EXPECT_EQ(f.get_position_shared(), 3);
+  // Offsets are 64-bit (IO-16's part that fits a test disk): a sparse file past 4 GiB.
+  f.set_view(0, byte_t(), byte_t());
+  const offset_t far = (offset_t{5} << 30) + 3;
+  if (rank() == 0) {
+    const int x = 0x5a5a5a5a;
+    EXPECT_EQ(f.write_at(far, &x, 1, int_t()).bytes, 4);
+  }
+  f.sync();
+  barrier(world());
+  EXPECT_EQ(f.get_size(), far + 4);
+  int y = 0;
+  EXPECT_EQ(f.read_at(far, &y, 1, int_t()).count, 1);
+  EXPECT_EQ(y, 0x5a5a5a5a);
   f.close();
+}
+
+TEST_F(File, ReadmeExample) {
+  covers("IO-1", "IO-14");
+  const std::string name = path("checkpoint.bin");
+  // readme:file begin
+  const oneside::team& world = oneside::world();
+  std::vector<double> block(1000, world.rank());  // this rank's part of the data
+  auto mode = oneside::file_mode::create | oneside::file_mode::rdwr;
+  oneside::file f = oneside::file::open(world, name, mode);
+  const oneside::datatype& dbl = oneside::datatype::of<double>();
+  f.set_view(world.rank() * 8000, dbl, dbl);   // a view of this rank's 8000 bytes
+  f.write_all_begin(block.data(), 1000, dbl);  // starts the write and returns
+  // … compute here while the file's I/O thread writes …
+  oneside::io_status st = f.write_all_end(block.data());  // st.count == 1000
+  f.close();
+  // readme:file end
+  EXPECT_EQ(st.count, 1000);
+  barrier(world);
+  const bytes all = contents(name);
+  ASSERT_EQ(all.size(), 1000 * sizeof(double) * static_cast<std::size_t>(size()));
+  std::vector<double> got(1000);
+  std::memcpy(got.data(), all.data() + 1000 * sizeof(double) * static_cast<std::size_t>(rank()),
+              1000 * sizeof(double));
+  EXPECT_EQ(got, block);
 }
 
 // ---- every access form against the model ------------------------------------------------
 
-enum class form { write_at, write, write_at_all, write_all, iwrite_at, iwrite, wat_split, wall_split };
+enum class form {
+  write_at,
+  write,
+  write_at_all,
+  write_all,
+  iwrite_at,
+  iwrite,
+  wat_split,
+  wall_split
+};
 constexpr int form_count = 8;
 
 TEST_F(File, RandomViewsAndDatatypesMatchTheSerialModel) {
   covers("IO-1", "IO-4", "IO-13");
   const std::string p = path("model");
   std::mt19937 rng(1234);  // the same stream on every rank: collective choices agree
-  const datatype etypes[] = {byte_t(), datatype::of<std::int16_t>(), int_t(), datatype::of<double>(),
+  const datatype etypes[] = {byte_t(), datatype::of<std::int16_t>(), int_t(),
+                             datatype::of<double>(),
                              datatype::contiguous(3, datatype::of<std::int16_t>())};
   for (int iter = 0; iter < 24; ++iter) {
     const datatype& et = etypes[rng() % 5];
@@ -465,7 +522,8 @@ TEST_F(File, RandomViewsAndDatatypesMatchTheSerialModel) {
       const bytes got = contents(p);
       EXPECT_EQ(got.size(), model.size()) << "iteration " << iter;
       std::size_t bad = 0;
-      for (std::size_t i = 0; i < std::min(got.size(), model.size()); ++i) bad += got[i] != model[i];
+      for (std::size_t i = 0; i < std::min(got.size(), model.size()); ++i)
+        bad += got[i] != model[i];
       EXPECT_EQ(bad, 0U) << "iteration " << iter << ": bytes differ from the model";
     }
 
@@ -537,7 +595,8 @@ TEST_F(File, SharedPointerGivesEveryAccessItsOwnRegion) {
     if (i % 2 == 0) {
       EXPECT_EQ(f.write_shared(c.data(), chunk, byte_t()).bytes, static_cast<count_t>(chunk));
     } else {
-      EXPECT_EQ(f.iwrite_shared(c.data(), chunk, byte_t()).wait().bytes, static_cast<count_t>(chunk));
+      EXPECT_EQ(f.iwrite_shared(c.data(), chunk, byte_t()).wait().bytes,
+                static_cast<count_t>(chunk));
     }
   }
   f.sync();
@@ -566,8 +625,8 @@ TEST_F(File, SharedPointerGivesEveryAccessItsOwnRegion) {
   std::vector<int> got;
   for (int i = 0; i < per_rank; ++i) {
     bytes c(chunk);
-    const io_status st =
-        i % 2 == 0 ? f.read_shared(c.data(), chunk, byte_t()) : f.iread_shared(c.data(), chunk, byte_t()).wait();
+    const io_status st = i % 2 == 0 ? f.read_shared(c.data(), chunk, byte_t())
+                                    : f.iread_shared(c.data(), chunk, byte_t()).wait();
     EXPECT_EQ(st.bytes, static_cast<count_t>(chunk));
     got.push_back(static_cast<int>(c[0]) * 256 + static_cast<int>(c[1]));
   }
@@ -596,7 +655,8 @@ TEST_F(File, OrderedFormsPlaceMembersInRankOrder) {
   // After the ordered part, each member writes its rank through its individual pointer.
   f.seek(total + rank());
   f.write_all_begin(mine.data(), 1, int_t());
-  EXPECT_EQ(f.get_position(), total + rank() + 1) << "the individual pointer moves at begin (IO-13)";
+  EXPECT_EQ(f.get_position(), total + rank() + 1)
+      << "the individual pointer moves at begin (IO-13)";
   EXPECT_EQ(f.write_all_end(mine.data()).count, 1);
   f.sync();
   barrier(world());
@@ -637,7 +697,8 @@ TEST_F(File, EachSplitPairMatchesItsBlockingCollective) {
   file b = file::open(world(), path("blocking"), rw_create);
   const datatype ft = datatype::resized(datatype::contiguous(8, int_t()), 0,
                                         static_cast<std::ptrdiff_t>(8 * sizeof(int)) * size());
-  for (file* f : {&a, &b}) f->set_view(static_cast<offset_t>(8 * sizeof(int)) * rank(), int_t(), ft);
+  for (file* f : {&a, &b})
+    f->set_view(static_cast<offset_t>(8 * sizeof(int)) * rank(), int_t(), ft);
   const std::vector<int> mine = pattern(rank(), 1);
   const std::vector<int> ordered = pattern(rank(), 2);
   // Different delays per rank: begins match by order, not timing (IO-6).
@@ -762,14 +823,17 @@ TEST_F(File, OneSplitCollectivePerHandle) {
   f.read_all_begin(r.data(), 8, int_t());
   // A second begin of any kind on this handle (IO-5) and any other collective call (IO-11).
   std::vector<int> w(8, 1);
-  expect_error(error_class::io, "file::write_all_begin", [&] { f.write_all_begin(w.data(), 8, int_t()); });
+  expect_error(error_class::io, "file::write_all_begin",
+               [&] { f.write_all_begin(w.data(), 8, int_t()); });
   expect_error(error_class::io, "file::read_at_all_begin",
                [&] { f.read_at_all_begin(0, w.data(), 8, int_t()); });
   expect_error(error_class::io, "file::read_ordered_begin",
                [&] { f.read_ordered_begin(w.data(), 8, int_t()); });
   expect_error(error_class::io, "file::read_all", [&] { (void)f.read_all(w.data(), 8, int_t()); });
-  expect_error(error_class::io, "file::write_at_all", [&] { (void)f.write_at_all(0, w.data(), 8, int_t()); });
-  expect_error(error_class::io, "file::read_ordered", [&] { (void)f.read_ordered(w.data(), 8, int_t()); });
+  expect_error(error_class::io, "file::write_at_all",
+               [&] { (void)f.write_at_all(0, w.data(), 8, int_t()); });
+  expect_error(error_class::io, "file::read_ordered",
+               [&] { (void)f.read_ordered(w.data(), 8, int_t()); });
   expect_error(error_class::io, "file::set_view", [&] { f.set_view(0, int_t(), int_t()); });
   expect_error(error_class::io, "file::seek_shared", [&] { f.seek_shared(0); });
   expect_error(error_class::io, "file::sync", [&] { f.sync(); });
@@ -806,8 +870,10 @@ TEST_F(File, EndsMustMatchTheirBegin) {
   expect_error(error_class::io, "file::read_all_end", [&] { (void)f.read_all_end(r.data()); });
   f.read_all_begin(r.data(), 8, int_t());
   expect_error(error_class::io, "file::write_all_end", [&] { (void)f.write_all_end(r.data()); });
-  expect_error(error_class::io, "file::read_at_all_end", [&] { (void)f.read_at_all_end(r.data()); });
-  expect_error(error_class::io, "file::read_ordered_end", [&] { (void)f.read_ordered_end(r.data()); });
+  expect_error(error_class::io, "file::read_at_all_end",
+               [&] { (void)f.read_at_all_end(r.data()); });
+  expect_error(error_class::io, "file::read_ordered_end",
+               [&] { (void)f.read_ordered_end(r.data()); });
   std::vector<int> other(8);
   expect_error(error_class::arg, "file::read_all_end", [&] { (void)f.read_all_end(other.data()); });
   // The pending read still ends correctly.
@@ -871,7 +937,8 @@ TEST_F(File, OrderedFormsNeedTheSameViewEverywhere) {
   int x = rank();
   expect_error(error_class::not_same, "file::write_ordered_begin",
                [&] { f.write_ordered_begin(&x, 1, int_t()); });
-  expect_error(error_class::not_same, "file::read_ordered", [&] { (void)f.read_ordered(&x, 1, int_t()); });
+  expect_error(error_class::not_same, "file::read_ordered",
+               [&] { (void)f.read_ordered(&x, 1, int_t()); });
   EXPECT_EQ(f.get_position_shared(), 0) << "a rejected ordered access moved the shared pointer";
   f.set_view(0, int_t(), int_t());
   f.write_ordered_begin(&x, 1, int_t());
@@ -925,7 +992,8 @@ TEST_F(File, NonblockingRequestsCompleteInAnyOrder) {
   std::vector<std::vector<int>> blocks;
   std::vector<file_request> reqs;
   for (int i = 0; i < 8; ++i) blocks.push_back(std::vector<int>(32, rank() * 10 + i));
-  for (int i = 0; i < 8; ++i) reqs.push_back(f.iwrite_at(32 * i, blocks[static_cast<std::size_t>(i)].data(), 32, int_t()));
+  for (int i = 0; i < 8; ++i)
+    reqs.push_back(f.iwrite_at(32 * i, blocks[static_cast<std::size_t>(i)].data(), 32, int_t()));
   for (int i = 7; i >= 0; --i) EXPECT_EQ(reqs[static_cast<std::size_t>(i)].wait().count, 32);
   std::vector<int> back(256, -1);
   file_request r = f.iread_at(0, back.data(), 256, int_t());
