@@ -267,6 +267,20 @@ file file::open(const oneside::team& t, std::string_view path, file_mode mode, c
                      err != 0 ? err : worst);
   }
   impl->hints = file_hints(hints);
+  // The hints that steer collective accesses must be the same everywhere: member 0's win.
+  auto number = [&](const char* key) -> std::int64_t {
+    const auto v = impl->hints.get(key);
+    return v ? std::stoll(*v) : 0;
+  };
+  std::int64_t steer[3] = {impl->hints.get("collective_buffering").value_or("") == "true" ? 1 : 0,
+                           number("cb_nodes"), number("striping_unit")};
+  broadcast(t, steer, 3, datatype::of<std::int64_t>(), 0);
+  const char* keys[3] = {"collective_buffering", "cb_nodes", "striping_unit"};
+  for (int i = 0; i < 3; ++i) impl->hints.erase(keys[i]);
+  if (steer[0] == 1) impl->hints.set("collective_buffering", "true");
+  for (int i = 1; i < 3; ++i) {
+    if (steer[i] > 0) impl->hints.set(keys[i], std::to_string(steer[i]));
+  }
   // The shared file pointer: a word in member 0's exposed memory.
   transport::backend& tp = transport::current(call);
   std::uint64_t addr = 0;
@@ -668,13 +682,19 @@ position position_of(split_kind k) {
 // learn every member's count (an allgather, which IO-8 lets a begin wait for) and check the
 // members' views are the same (IO-15); when any member's arguments are rejected, every member
 // raises and nothing moves.
-std::shared_ptr<file_op> start_collective(file_impl& f, std::string_view call, split_kind k,
-                                          offset_t offset, const void* buf, count_t count,
-                                          const datatype& type) {
+// A collective access begun: the access itself, or collective buffering's state.
+struct collective_access {
+  std::shared_ptr<file_op> op;
+  std::shared_ptr<detail::two_phase> tp;
+};
+
+collective_access start_collective(file_impl& f, std::string_view call, split_kind k,
+                                   offset_t offset, const void* buf, count_t count,
+                                   const datatype& type) {
   const bool write = is_write(k);
   const position where = position_of(k);
   std::unique_lock<std::mutex> g(f.mu);
-  if (where != position::shared) {
+  if (where != position::shared && !detail::uses_two_phase(f)) {
     check_no_split(f, call);
     const offset_t n = check_access(f, call, write, buf, count, type);
     offset_t pos = offset;
@@ -684,7 +704,35 @@ std::shared_ptr<file_op> start_collective(file_impl& f, std::string_view call, s
       pos = f.pointer;
       f.pointer += n;
     }
-    return make_op(f, call, write, pos, buf, count, type);
+    return {make_op(f, call, write, pos, buf, count, type), nullptr};
+  }
+  if (where != position::shared) {
+    // Collective buffering: the members agree first (a member that raised alone would leave
+    // the others in the exchange), then exchange their pieces.
+    std::exception_ptr rejected;
+    offset_t n = 0;
+    try {
+      check_no_split(f, call);
+      n = check_access(f, call, write, buf, count, type);
+      if (where == position::explicit_offset && offset < 0) {
+        f.fail(error_class::arg, call, "the offset is negative");
+      }
+    } catch (const oneside::error&) {
+      rejected = std::current_exception();
+    }
+    g.unlock();
+    const bool agreed = all_agree(f.members, rejected == nullptr);
+    g.lock();
+    if (rejected) std::rethrow_exception(rejected);
+    if (!agreed) f.fail(error_class::io, call, "another member's call was rejected");
+    offset_t pos = offset;
+    if (where == position::individual) {
+      pos = f.pointer;
+      f.pointer += n;
+    }
+    std::shared_ptr<file_op> mine = make_op(f, call, write, pos, buf, count, type);
+    g.unlock();
+    return {nullptr, detail::two_phase_begin(f, *mine)};
   }
   // _ordered: agree first, then take consecutive regions of the shared pointer in rank order.
   std::exception_ptr rejected;
@@ -723,14 +771,16 @@ std::shared_ptr<file_op> start_collective(file_impl& f, std::string_view call, s
   g.unlock();  // the broadcast waits for member 0; independent calls of other threads go on
   base = broadcast(f.members, base, 0);
   g.lock();
-  return make_op(f, call, write, base + before, buf, count, type);
+  return {make_op(f, call, write, base + before, buf, count, type), nullptr};
 }
 
 }  // namespace
 
 static io_status collective(file_impl& f, std::string_view call, split_kind k, offset_t offset,
                             const void* buf, count_t count, const datatype& type) {
-  return finish_now(*start_collective(f, call, k, offset, buf, count, type));
+  collective_access a = start_collective(f, call, k, offset, buf, count, type);
+  if (a.tp) return detail::two_phase_end(f, *a.tp);
+  return finish_now(*a.op);
 }
 
 io_status file::read_at_all(offset_t offset, void* buf, count_t count, const datatype& type) {
@@ -756,16 +806,17 @@ io_status file::write_ordered(const void* buf, count_t count, const datatype& ty
 
 static void split_begin(file_impl& f, std::string_view call, split_kind k, offset_t offset,
                         const void* buf, count_t count, const datatype& type) {
-  std::shared_ptr<file_op> op = start_collective(f, call, k, offset, buf, count, type);
+  collective_access a = start_collective(f, call, k, offset, buf, count, type);
   {
     std::lock_guard<std::mutex> g(f.mu);
-    f.split = file_impl::split_state{k, buf, std::this_thread::get_id(), op};
+    f.split = file_impl::split_state{k, buf, std::this_thread::get_id(), a.op, a.tp};
   }
-  f.worker.submit(std::move(op));
+  if (a.op) f.worker.submit(std::move(a.op));
 }
 
 static io_status split_end(file_impl& f, std::string_view call, split_kind k, const void* buf) {
   std::shared_ptr<file_op> op;
+  std::shared_ptr<detail::two_phase> tp;
   {
     std::lock_guard<std::mutex> g(f.mu);
     if (!f.split) {
@@ -787,6 +838,18 @@ static io_status split_end(file_impl& f, std::string_view call, split_kind k, co
       f.fail(error_class::arg, call, "the buffer is not the one given to the begin call [IO-10]");
     }
     op = f.split->op;
+    tp = f.split->tp;
+  }
+  if (tp) {
+    // Collective buffering's end is collective: the split is over whatever it raises.
+    struct clear {
+      file_impl& f;
+      ~clear() {
+        std::lock_guard<std::mutex> g(f.mu);
+        f.split.reset();
+      }
+    } done{f};
+    return detail::two_phase_end(f, *tp);
   }
   {
     detail::wait_scope scope("file split collective end");

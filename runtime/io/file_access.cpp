@@ -105,8 +105,8 @@ ssize_t read_fully(int fd, std::byte* p, std::size_t len, offset_t at) {
   return static_cast<ssize_t>(got);
 }
 
-// Copies the first n packed bytes of `src` into count elements of `type` at `dst` (a read
-// that ended early fills a prefix of the buffer).
+}  // namespace
+
 void unpack_prefix(const datatype& type, count_t count, const std::byte* src, std::size_t n,
                    void* dst) {
   auto* out = static_cast<std::byte*>(dst);
@@ -118,8 +118,6 @@ void unpack_prefix(const datatype& type, count_t count, const std::byte* src, st
     n -= take;
   });
 }
-
-}  // namespace
 
 io_status make_status(const datatype& type, std::uint64_t bytes) {
   io_status s;

@@ -95,6 +95,11 @@ struct file_op {
 // The status of an access of `bytes` data bytes of elements of `type`.
 io_status make_status(const datatype& type, std::uint64_t bytes);
 
+// Copies the first n packed bytes of `src` into count elements of `type` at `dst` (a read that
+// ended early fills a prefix of the buffer).
+void unpack_prefix(const datatype& type, count_t count, const std::byte* src, std::size_t n,
+                   void* dst);
+
 // Runs `op` on the calling thread (pread/pwrite underneath), sets its status or error, marks
 // it done and rings the process's doorbell.
 void run_file_op(file_op& op) noexcept;
@@ -122,6 +127,30 @@ class io_worker {
   std::atomic<std::int64_t> outstanding_{0};
   bool stop_ = false;
   std::thread thread_;
+};
+
+// A collective access going through collective buffering (two_phase.cpp).
+struct two_phase {
+  bool write = false;
+  std::string call;
+  std::uint64_t bytes = 0;  // this member's requested data bytes
+  datatype type = datatype::of<std::byte>();
+  count_t count = 0;
+  void* user = nullptr;
+  std::byte* direct = nullptr;
+  std::vector<rank_t> aggregators;  // team ranks; domain d belongs to aggregators[d]
+  offset_t lo = 0;
+  offset_t chunk = 0;
+  // This member's pieces in view order: which domain, which of the pieces sent there, length.
+  struct part {
+    std::size_t domain;
+    std::size_t index;
+    std::size_t len;
+  };
+  std::vector<part> mine;
+  // At an aggregator: each member's pieces of its domain, and its own file access.
+  std::vector<std::vector<file_piece>> requests;
+  std::shared_ptr<file_op> agg;
 };
 
 enum class split_kind : std::uint8_t {
@@ -157,7 +186,8 @@ struct file_impl {
     split_kind kind;
     const void* buf;
     std::thread::id thread;
-    std::shared_ptr<file_op> op;
+    std::shared_ptr<file_op> op;    // the access, or null with collective buffering
+    std::shared_ptr<two_phase> tp;  // collective buffering's state
   };
   std::optional<split_state> split;
 
@@ -183,6 +213,16 @@ struct file_impl {
   // Waits for every outstanding access and releases the descriptor (not collective).
   void release() noexcept;
 };
+
+// Whether the _all and _at_all forms on `f` use collective buffering (the hint
+// collective_buffering=true, and not in atomic mode).
+bool uses_two_phase(const file_impl& f);
+// Collective: exchanges the pieces of `mine` (an access built by make_op) with the aggregators
+// and starts each aggregator's file access on its I/O thread.
+std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine);
+// Collective: waits for this member's aggregator access, sends read data back, returns the
+// member's status; raises when any aggregator failed.
+io_status two_phase_end(file_impl& f, two_phase& s);
 
 // The error class of system error `err` for file calls (ENOENT → no_such_file, …).
 error_class file_error_class(int err) noexcept;

@@ -416,7 +416,7 @@ TEST_F(File, RandomViewsAndDatatypesMatchTheSerialModel) {
   const datatype etypes[] = {byte_t(), datatype::of<std::int16_t>(), int_t(),
                              datatype::of<double>(),
                              datatype::contiguous(3, datatype::of<std::int16_t>())};
-  for (int iter = 0; iter < 24; ++iter) {
+  for (int iter = 0; iter < 48; ++iter) {
     const datatype& et = etypes[rng() % 5];
     const std::size_t es = et.size();
     // Tiles: nb blocks; block i is (size() × bl[i]) etypes, member r holding the r-th slice.
@@ -456,7 +456,14 @@ TEST_F(File, RandomViewsAndDatatypesMatchTheSerialModel) {
     for (auto& c : counts) c = static_cast<count_t>(rng() % 5);
     const count_t count = counts[static_cast<std::size_t>(rank())];
 
-    file f = file::open(world(), p, rw_create);
+    // Half the iterations go through collective buffering, with one aggregator per node or
+    // cb_nodes of them, domains on stripe boundaries or not.
+    info hints;
+    const unsigned cb = rng() % 4;
+    if (cb >= 2) hints.set("collective_buffering", "true");
+    if (cb == 3) hints.set("cb_nodes", std::to_string(1 + rng() % static_cast<unsigned>(size())));
+    if (rng() % 2 == 0) hints.set("striping_unit", std::to_string(1 + rng() % 64));
+    file f = file::open(world(), p, rw_create, hints);
     f.set_size(0);
     f.set_view(disp, et, ft);
     f.seek(at);
@@ -897,11 +904,11 @@ TEST_F(File, BeginAndEndOnOneThread) {
   f.close();
 }
 
-TEST_F(File, EndReportsWhatWasReadUpToTheEndOfTheFile) {
-  covers("IO-14");
-  file f = file::open(world(), path("short"), rw_create);
+// IO-14's program on `f`: a file of 10 ints; member r reads 8 at offset 6r.
+void end_reports_short_reads(file& f) {
+  const int me = world().rank();
   f.set_view(0, int_t(), int_t());
-  if (rank() == 0) {
+  if (me == 0) {
     std::vector<int> ten(10);
     for (int i = 0; i < 10; ++i) ten[static_cast<std::size_t>(i)] = i;
     (void)f.write_at(0, ten.data(), 10, int_t());
@@ -910,23 +917,34 @@ TEST_F(File, EndReportsWhatWasReadUpToTheEndOfTheFile) {
   barrier(world());
   f.sync();
   std::vector<int> r(8, -1);
-  f.read_at_all_begin(6 * rank(), r.data(), 8, int_t());
+  f.read_at_all_begin(6 * me, r.data(), 8, int_t());
   const io_status st = f.read_at_all_end(r.data());
-  const int want = std::clamp(10 - 6 * rank(), 0, 8);
+  const int want = std::clamp(10 - 6 * me, 0, 8);
   EXPECT_EQ(st.count, want);
   EXPECT_EQ(st.elements, want);
   EXPECT_EQ(st.bytes, want * static_cast<count_t>(sizeof(int)));
   for (int i = 0; i < 8; ++i) {
-    EXPECT_EQ(r[static_cast<std::size_t>(i)], i < want ? 6 * rank() + i : -1) << i;
+    EXPECT_EQ(r[static_cast<std::size_t>(i)], i < want ? 6 * me + i : -1) << i;
   }
   // A partial element: 3 ints read as pairs give 1 whole pair and 3 basic elements.
-  if (rank() == 0) {
+  if (me == 0) {
     std::vector<int> pairs(4, -1);
     const io_status p = f.read_at(7, pairs.data(), 2, datatype::contiguous(2, int_t()));
     EXPECT_EQ(p.count, 1);
     EXPECT_EQ(p.elements, 3);
   }
   f.close();
+}
+
+TEST_F(File, EndReportsWhatWasReadUpToTheEndOfTheFile) {
+  covers("IO-14");
+  for (const char* cb : {"false", "true"}) {
+    SCOPED_TRACE(std::string("collective_buffering ") + cb);
+    const std::string name = path(std::string("short-") + cb);
+    file f =
+        file::open(world(), name, rw_create, info{{"collective_buffering", cb}, {"cb_nodes", "2"}});
+    end_reports_short_reads(f);
+  }
 }
 
 TEST_F(File, OrderedFormsNeedTheSameViewEverywhere) {
