@@ -690,7 +690,7 @@ struct collective_access {
 
 collective_access start_collective(file_impl& f, std::string_view call, split_kind k,
                                    offset_t offset, const void* buf, count_t count,
-                                   const datatype& type) {
+                                   const datatype& type, bool split) {
   const bool write = is_write(k);
   const position where = position_of(k);
   std::unique_lock<std::mutex> g(f.mu);
@@ -732,7 +732,7 @@ collective_access start_collective(file_impl& f, std::string_view call, split_ki
     }
     std::shared_ptr<file_op> mine = make_op(f, call, write, pos, buf, count, type);
     g.unlock();
-    return {nullptr, detail::two_phase_begin(f, *mine)};
+    return {nullptr, detail::two_phase_begin(f, *mine, split)};
   }
   // _ordered: agree first, then take consecutive regions of the shared pointer in rank order.
   std::exception_ptr rejected;
@@ -778,7 +778,7 @@ collective_access start_collective(file_impl& f, std::string_view call, split_ki
 
 static io_status collective(file_impl& f, std::string_view call, split_kind k, offset_t offset,
                             const void* buf, count_t count, const datatype& type) {
-  collective_access a = start_collective(f, call, k, offset, buf, count, type);
+  collective_access a = start_collective(f, call, k, offset, buf, count, type, false);
   if (a.tp) return detail::two_phase_end(f, *a.tp);
   return finish_now(*a.op);
 }
@@ -806,7 +806,7 @@ io_status file::write_ordered(const void* buf, count_t count, const datatype& ty
 
 static void split_begin(file_impl& f, std::string_view call, split_kind k, offset_t offset,
                         const void* buf, count_t count, const datatype& type) {
-  collective_access a = start_collective(f, call, k, offset, buf, count, type);
+  collective_access a = start_collective(f, call, k, offset, buf, count, type, true);
   {
     std::lock_guard<std::mutex> g(f.mu);
     f.split = file_impl::split_state{k, buf, std::this_thread::get_id(), a.op, a.tp};

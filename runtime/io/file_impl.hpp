@@ -151,6 +151,7 @@ struct two_phase {
   // At an aggregator: each member's pieces of its domain, and its own file access.
   std::vector<std::vector<file_piece>> requests;
   std::shared_ptr<file_op> agg;
+  bool submitted = false;  // agg runs on the I/O thread (split forms) or in end (blocking)
 };
 
 enum class split_kind : std::uint8_t {
@@ -218,8 +219,9 @@ struct file_impl {
 // collective_buffering=true, and not in atomic mode).
 bool uses_two_phase(const file_impl& f);
 // Collective: exchanges the pieces of `mine` (an access built by make_op) with the aggregators
-// and starts each aggregator's file access on its I/O thread.
-std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine);
+// and starts each aggregator's file access on its I/O thread (or leaves it to end, which runs
+// it on the calling thread, when not `on_io_thread`: the blocking collectives).
+std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine, bool on_io_thread);
 // Collective: waits for this member's aggregator access, sends read data back, returns the
 // member's status; raises when any aggregator failed.
 io_status two_phase_end(file_impl& f, two_phase& s);

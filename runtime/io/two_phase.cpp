@@ -49,9 +49,10 @@ std::vector<rank_t> choose_aggregators(const team& t, const info& hints) {
   return out;
 }
 
-void append(std::vector<std::byte>& out, const void* p, std::size_t n) {
-  const auto* b = static_cast<const std::byte*>(p);
-  out.insert(out.end(), b, b + n);
+template <class T>
+void put(std::byte*& p, const T& v) {
+  std::memcpy(p, &v, sizeof v);
+  p += sizeof v;
 }
 
 template <class T>
@@ -62,35 +63,33 @@ T take(const std::byte*& p) {
   return v;
 }
 
-// alltoallv of bytes: send[r] goes to member r; returns what each member sent here.
-std::vector<std::vector<std::byte>> exchange_bytes(
-    const team& t, const std::vector<std::vector<std::byte>>& send) {
-  const auto n = static_cast<std::size_t>(t.size());
-  std::vector<count_t> sc(n), sd(n), rc(n), rd(n);
-  count_t total = 0;
-  for (std::size_t r = 0; r < n; ++r) {
-    sc[r] = static_cast<count_t>(send[r].size());
-    sd[r] = total;
-    total += sc[r];
+// The bytes each member sends to or receives from each member, in one buffer (no zeroing).
+struct mailbox {
+  std::vector<count_t> counts;
+  std::vector<count_t> displs;
+  std::unique_ptr<std::byte[]> buf;
+  explicit mailbox(std::size_t n) : counts(n, 0), displs(n, 0) {}
+  // Lays the buffer out once counts are known.
+  void allocate() {
+    count_t total = 0;
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+      displs[r] = total;
+      total += counts[r];
+    }
+    // At least one byte: alltoallv rejects null buffers even when nothing moves.
+    buf = std::make_unique_for_overwrite<std::byte[]>(static_cast<std::size_t>(total) + 1);
   }
-  // At least one byte each: alltoallv rejects null buffers even when nothing moves.
-  std::vector<std::byte> out_buf(static_cast<std::size_t>(std::max<count_t>(total, 1)));
-  for (std::size_t r = 0; r < n; ++r) {
-    if (!send[r].empty()) std::memcpy(out_buf.data() + sd[r], send[r].data(), send[r].size());
-  }
-  alltoall(t, sc.data(), rc.data(), 1, datatype::of<count_t>());
-  count_t rtotal = 0;
-  for (std::size_t r = 0; r < n; ++r) {
-    rd[r] = rtotal;
-    rtotal += rc[r];
-  }
-  std::vector<std::byte> in_buf(static_cast<std::size_t>(std::max<count_t>(rtotal, 1)));
-  alltoallv(t, out_buf.data(), sc, sd, in_buf.data(), rc, rd, datatype::of<std::byte>());
-  std::vector<std::vector<std::byte>> got(n);
-  for (std::size_t r = 0; r < n; ++r) {
-    got[r].assign(in_buf.begin() + rd[r], in_buf.begin() + rd[r] + rc[r]);
-  }
-  return got;
+  std::byte* at(std::size_t r) const { return buf.get() + displs[r]; }
+};
+
+// alltoallv of bytes: out's part r goes to member r; returns what each member sent here.
+mailbox exchange_bytes(const team& t, const mailbox& out) {
+  mailbox in(out.counts.size());
+  alltoall(t, out.counts.data(), in.counts.data(), 1, datatype::of<count_t>());
+  in.allocate();
+  alltoallv(t, out.buf.get(), out.counts, out.displs, in.buf.get(), in.counts, in.displs,
+            datatype::of<std::byte>());
+  return in;
 }
 
 }  // namespace
@@ -100,7 +99,7 @@ bool uses_two_phase(const file_impl& f) {
   return v && *v == "true" && !f.atomic;  // atomic mode: each member's access stays one access
 }
 
-std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine) {
+std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine, bool on_io_thread) {
   const team& t = f.members;
   auto s = std::make_shared<two_phase>();
   s->write = mine.write;
@@ -133,12 +132,15 @@ std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine) {
   s->lo = lo;
   s->chunk = chunk;
 
-  // Cut this member's pieces at domain boundaries, in view order; build one message per
-  // aggregator: the piece count, (offset, length) pairs, then (writes) the data.
+  // Cut this member's pieces at domain boundaries, in view order; one message per aggregator:
+  // the piece count, (offset, length) pairs, then (writes) the data.
   const std::byte* data = mine.direct != nullptr ? mine.direct : mine.staging.data();
   const std::size_t n = static_cast<std::size_t>(t.size());
-  std::vector<std::vector<file_piece>> per(aggs.size());
-  std::vector<std::vector<std::byte>> payload(aggs.size());
+  struct cut {
+    file_piece piece;
+    std::uint64_t src;  // where its data is in this member's packed data
+  };
+  std::vector<std::vector<cut>> per(aggs.size());
   std::uint64_t done = 0;
   for (const file_piece& p : mine.pieces) {
     offset_t at = p.at;
@@ -147,28 +149,39 @@ std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine) {
       const auto d = static_cast<std::size_t>((at - lo) / chunk);
       const offset_t end = lo + static_cast<offset_t>(d + 1) * chunk;
       const std::size_t len = std::min<std::size_t>(left, static_cast<std::size_t>(end - at));
-      per[d].push_back({at, len});
+      per[d].push_back({{at, len}, done});
       s->mine.push_back({d, per[d].size() - 1, len});
-      if (s->write) append(payload[d], data + done, len);
       done += len;
       at += static_cast<offset_t>(len);
       left -= len;
     }
   }
-  std::vector<std::vector<std::byte>> send(n);
+  mailbox out(n);
   for (std::size_t d = 0; d < aggs.size(); ++d) {
-    auto& m = send[static_cast<std::size_t>(aggs[d])];
-    const std::uint64_t k = per[d].size();
-    if (k == 0) continue;
-    append(m, &k, sizeof k);
-    for (const file_piece& p : per[d]) {
-      append(m, &p.at, sizeof p.at);
-      const std::uint64_t len = p.len;
-      append(m, &len, sizeof len);
+    if (per[d].empty()) continue;
+    count_t bytes = 8 + 16 * static_cast<count_t>(per[d].size());
+    if (s->write) {
+      for (const cut& c : per[d]) bytes += static_cast<count_t>(c.piece.len);
     }
-    append(m, payload[d].data(), payload[d].size());
+    out.counts[static_cast<std::size_t>(aggs[d])] = bytes;
   }
-  const std::vector<std::vector<std::byte>> got = exchange_bytes(t, send);
+  out.allocate();
+  for (std::size_t d = 0; d < aggs.size(); ++d) {
+    if (per[d].empty()) continue;
+    std::byte* m = out.at(static_cast<std::size_t>(aggs[d]));
+    const std::uint64_t k = per[d].size();
+    put(m, k);
+    for (const cut& c : per[d]) {
+      put(m, c.piece.at);
+      put(m, static_cast<std::uint64_t>(c.piece.len));
+    }
+    if (!s->write) continue;
+    for (const cut& c : per[d]) {
+      std::memcpy(m, data + c.src, c.piece.len);
+      m += c.piece.len;
+    }
+  }
+  const mailbox got = exchange_bytes(t, out);
 
   const auto me = std::find(aggs.begin(), aggs.end(), t.rank());
   if (me == aggs.end()) return s;
@@ -179,9 +192,10 @@ std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine) {
   };
   std::vector<incoming> pieces;
   s->requests.resize(n);
+  std::size_t total = 0;
   for (std::size_t r = 0; r < n; ++r) {
-    if (got[r].empty()) continue;
-    const std::byte* p = got[r].data();
+    if (got.counts[r] == 0) continue;
+    const std::byte* p = got.at(r);
     const auto k = take<std::uint64_t>(p);
     for (std::uint64_t i = 0; i < k; ++i) {
       const auto at = take<offset_t>(p);
@@ -191,6 +205,7 @@ std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine) {
     for (const file_piece& q : s->requests[r]) {
       pieces.push_back({q, p});
       if (s->write) p += q.len;
+      total += q.len;
     }
   }
   auto op = std::make_shared<file_op>();
@@ -201,6 +216,7 @@ std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine) {
   std::stable_sort(pieces.begin(), pieces.end(),
                    [](const incoming& a, const incoming& b) { return a.piece.at < b.piece.at; });
   if (s->write) {
+    op->staging.reserve(total);
     // Adjacent pieces become one write; overlapping ones (undefined in the spec) are written
     // one after the other, in rank order.
     for (const incoming& in : pieces) {
@@ -210,7 +226,7 @@ std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine) {
       } else {
         op->pieces.push_back(in.piece);
       }
-      append(op->staging, in.data, in.piece.len);
+      op->staging.insert(op->staging.end(), in.data, in.data + in.piece.len);
     }
   } else {
     // The spans to read: requests merged, holes up to sieve_gap read and dropped.
@@ -225,21 +241,24 @@ std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine) {
         op->pieces.push_back(in.piece);
       }
     }
-    std::size_t total = 0;
-    for (const file_piece& p : op->pieces) total += p.len;
-    op->staging.resize(total);
+    std::size_t span = 0;
+    for (const file_piece& p : op->pieces) span += p.len;
+    op->staging.resize(span);
   }
   op->bytes = op->staging.size();
   op->count = static_cast<count_t>(op->bytes);
   op->direct = op->staging.data();  // the aggregator's own buffer: nothing to unpack
   s->agg = op;
-  f.worker.submit(op);
+  if (on_io_thread) f.worker.submit(op);  // otherwise end runs it on the caller's thread
+  s->submitted = on_io_thread;
   return s;
 }
 
 io_status two_phase_end(file_impl& f, two_phase& s) {
   const team& t = f.members;
-  if (s.agg) {
+  if (s.agg && !s.submitted) {
+    run_file_op(*s.agg);
+  } else if (s.agg) {
     file_op* p = s.agg.get();
     wait_until([p] { return p->done.load(std::memory_order_acquire); });
   }
@@ -254,7 +273,10 @@ io_status two_phase_end(file_impl& f, two_phase& s) {
   // Reads: each aggregator sends every member, per requested piece, the bytes it read (fewer
   // at the end of the file), as [length]… then the data.
   const std::size_t n = static_cast<std::size_t>(t.size());
-  std::vector<std::vector<std::byte>> send(n);
+  mailbox reply(n);
+  // Per requested piece (members in order): where its bytes are in the staging buffer, and
+  // how many were read.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> where;
   if (s.agg) {
     const file_op& op = *s.agg;
     const std::uint64_t valid = static_cast<std::uint64_t>(op.status.bytes);
@@ -266,6 +288,7 @@ io_status two_phase_end(file_impl& f, two_phase& s) {
       at += op.pieces[i].len;
     }
     for (std::size_t r = 0; r < n; ++r) {
+      count_t bytes = 0;
       for (const file_piece& q : s.requests[r]) {
         const auto it = std::upper_bound(op.pieces.begin(), op.pieces.end(), q.at,
                                          [](offset_t v, const file_piece& p) { return v < p.at; });
@@ -273,30 +296,36 @@ io_status two_phase_end(file_impl& f, two_phase& s) {
         const std::uint64_t from = base[i] + static_cast<std::uint64_t>(q.at - op.pieces[i].at);
         const std::uint64_t avail =
             from >= valid ? 0 : std::min<std::uint64_t>(q.len, valid - from);
-        append(send[r], &avail, sizeof avail);
+        where.push_back({from, avail});
+        bytes += 8 + static_cast<count_t>(avail);
       }
-      for (const file_piece& q : s.requests[r]) {
-        const auto it = std::upper_bound(op.pieces.begin(), op.pieces.end(), q.at,
-                                         [](offset_t v, const file_piece& p) { return v < p.at; });
-        const auto i = static_cast<std::size_t>(it - op.pieces.begin() - 1);
-        const std::uint64_t from = base[i] + static_cast<std::uint64_t>(q.at - op.pieces[i].at);
-        const std::uint64_t avail =
-            from >= valid ? 0 : std::min<std::uint64_t>(q.len, valid - from);
-        append(send[r], op.staging.data() + from, avail);
+      reply.counts[r] = bytes;
+    }
+    reply.allocate();
+    std::size_t k = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+      std::byte* m = reply.at(r);
+      const std::size_t first = k;
+      for (std::size_t j = 0; j < s.requests[r].size(); ++j) put(m, where[k++].second);
+      for (k = first; k < first + s.requests[r].size(); ++k) {
+        std::memcpy(m, op.staging.data() + where[k].first, where[k].second);
+        m += where[k].second;
       }
     }
+  } else {
+    reply.allocate();
   }
-  const std::vector<std::vector<std::byte>> got = exchange_bytes(t, send);
+  const mailbox got = exchange_bytes(t, reply);
   // Reassemble this member's data in view order, up to the first piece cut by the end of file.
   std::vector<std::size_t> count_from(s.aggregators.size(), 0);
   for (const auto& m : s.mine) count_from[m.domain] = std::max(count_from[m.domain], m.index + 1);
   std::vector<const std::byte*> lengths(s.aggregators.size());
   std::vector<const std::byte*> cursor(s.aggregators.size());
   for (std::size_t d = 0; d < s.aggregators.size(); ++d) {
-    const auto& g = got[static_cast<std::size_t>(s.aggregators[d])];
-    if (g.empty()) continue;
-    lengths[d] = g.data();
-    cursor[d] = g.data() + count_from[d] * sizeof(std::uint64_t);
+    const auto a = static_cast<std::size_t>(s.aggregators[d]);
+    if (got.counts[a] == 0) continue;
+    lengths[d] = got.at(a);
+    cursor[d] = got.at(a) + count_from[d] * sizeof(std::uint64_t);
   }
   std::vector<std::byte> packed;
   std::byte* out = s.direct;

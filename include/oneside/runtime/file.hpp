@@ -26,9 +26,10 @@
 // the spec's collective ordering (each member issues them in the same order), and the begin and
 // end of a split collective must be called by the same thread (IO-12, checked).
 //
-// Not done here: collective buffering (two-phase I/O) and data sieving — collective accesses
-// move each member's data straight to the file (the info hints are recorded and reported, see
-// open); the "internal" and "external32" representations (unsupported_datarep).
+// Collective buffering (two-phase I/O with one aggregator per node, data sieving for reads) runs
+// the _all and _at_all forms when the hint collective_buffering is "true" (see open); otherwise
+// each member moves its own data. Not done: the "internal" and "external32" representations
+// (unsupported_datarep).
 #pragma once
 
 #include <cstdint>
@@ -135,10 +136,13 @@ class file {
   // Opens `path` collectively over `t` (every member passes the same path and mode; they are
   // compared: not_same otherwise). Member 0 creates the file when asked, then every member
   // opens it; the file pointers start at 0 (at the end with append) and the view is the
-  // default one. Hints (`hints`, unknown keys ignored): cb_nodes, cb_buffer_size,
-  // striping_unit (positive integers), collective_buffering ("true"/"false"); get_info()
-  // reports them. Errors (every member raises the same): amode (bad combination), bad_file
-  // (empty path), no_such_file, file_exists, access, read_only, no_space, quota, io, not_same.
+  // default one. Hints (`hints`; other keys are kept and change nothing): collective_buffering
+  // ("true": two-phase I/O for the _all and _at_all forms), cb_nodes (aggregators; default one
+  // per node), striping_unit (domains start on its multiples), cb_buffer_size (positive
+  // integers; a bad value is dropped); member 0's values of the first three hold everywhere;
+  // get_info() reports what holds. Errors (every member raises the same): amode (bad combination),
+  // bad_file (empty path), no_such_file, file_exists, access, read_only, no_space, quota, io,
+  // not_same.
   static file open(const team& t, std::string_view path, file_mode mode, const info& hints = {});
   // Collective: completes this member's outstanding accesses, closes, and, with
   // delete_on_close, member 0 deletes the file once every member closed. Errors: file,
