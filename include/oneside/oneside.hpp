@@ -28,6 +28,7 @@
 #include <oneside/runtime/datatype.hpp>
 #include <oneside/runtime/error.hpp>
 #include <oneside/runtime/fiber.hpp>
+#include <oneside/runtime/file.hpp>
 #include <oneside/runtime/group.hpp>
 #include <oneside/runtime/info.hpp>
 #include <oneside/runtime/op.hpp>

@@ -59,6 +59,30 @@ std::string_view error_class_name(error_class ec) noexcept {
       return "io";
     case error_class::no_mem:
       return "no_mem";
+    case error_class::file:
+      return "file";
+    case error_class::bad_file:
+      return "bad_file";
+    case error_class::no_such_file:
+      return "no_such_file";
+    case error_class::file_exists:
+      return "file_exists";
+    case error_class::access:
+      return "access";
+    case error_class::amode:
+      return "amode";
+    case error_class::read_only:
+      return "read_only";
+    case error_class::no_space:
+      return "no_space";
+    case error_class::quota:
+      return "quota";
+    case error_class::not_same:
+      return "not_same";
+    case error_class::unsupported_datarep:
+      return "unsupported_datarep";
+    case error_class::unsupported_operation:
+      return "unsupported_operation";
     case error_class::not_open:
       return "not_open";
     case error_class::intern:
@@ -119,6 +143,30 @@ std::string_view error_class_description(error_class ec) noexcept {
       return "I/O error";
     case error_class::no_mem:
       return "out of memory";
+    case error_class::file:
+      return "invalid file handle";
+    case error_class::bad_file:
+      return "invalid file name";
+    case error_class::no_such_file:
+      return "no such file";
+    case error_class::file_exists:
+      return "the file exists";
+    case error_class::access:
+      return "permission denied";
+    case error_class::amode:
+      return "invalid combination of file access modes";
+    case error_class::read_only:
+      return "the file is read-only";
+    case error_class::no_space:
+      return "not enough space on the device";
+    case error_class::quota:
+      return "quota exceeded";
+    case error_class::not_same:
+      return "an argument differs between the members of a collective call";
+    case error_class::unsupported_datarep:
+      return "unsupported data representation";
+    case error_class::unsupported_operation:
+      return "unsupported operation on this file";
     case error_class::not_open:
       return "the oneside runtime is not open";
     case error_class::intern:

@@ -40,6 +40,19 @@ enum class error_class : std::uint8_t {
   truncate,
   io,
   no_mem,  // memory could not be allocated (MPI_ERR_NO_MEM; e.g. a heap at its cap)
+  // Classes of the spec's I/O chapter (MPI_ERR_FILE …), raised by oneside::file.
+  file,                   // invalid file handle (null, moved-from or closed)
+  bad_file,               // invalid file name (empty, too long)
+  no_such_file,           // the file does not exist
+  file_exists,            // create | excl on a file that exists
+  access,                 // permission denied, or reading a file opened write-only
+  amode,                  // invalid combination of access modes
+  read_only,              // writing a file opened read-only, or a read-only file system
+  no_space,               // not enough space on the device
+  quota,                  // quota exceeded
+  not_same,               // a collective argument differs between the members (IO-15)
+  unsupported_datarep,    // a data representation other than "native"
+  unsupported_operation,  // the call is not possible on this file
   // oneside's own.
   not_open,  // the runtime is not open in this process (used before open or after close)
   intern,    // an internal failure (a system call failed, a resource ran out)

@@ -1,0 +1,225 @@
+// How an access moves bytes: pread/pwrite over the pieces of the file it touches (under a POSIX
+// record lock in atomic mode), the user's memory walked through the datatype engine's runs,
+// and the file's I/O thread that runs nonblocking and split accesses.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <unistd.h>
+
+#include <oneside/runtime/wait.hpp>
+
+#include "io/file_impl.hpp"
+#include "runtime/check.hpp"
+#include "runtime/layout.hpp"
+
+namespace oneside::detail {
+
+error_class file_error_class(int err) noexcept {
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      return error_class::no_such_file;
+    case EEXIST:
+      return error_class::file_exists;
+    case EACCES:
+    case EPERM:
+      return error_class::access;
+    case EROFS:
+    case ETXTBSY:
+      return error_class::read_only;
+    case ENOSPC:
+    case EFBIG:
+      return error_class::no_space;
+    case EDQUOT:
+      return error_class::quota;
+    case ENAMETOOLONG:
+    case EISDIR:
+      return error_class::bad_file;
+    default:
+      return error_class::io;
+  }
+}
+
+namespace {
+
+// Holds an open-file-description record lock over [lo, hi) (atomic mode, IO-3): exclusive for
+// writes, shared for reads, against every other handle of the file in any process.
+class range_lock {
+ public:
+  range_lock(int fd, offset_t lo, offset_t hi, bool exclusive) : fd_(fd), lo_(lo), len_(hi - lo) {
+    struct flock l {};
+    l.l_type = exclusive ? F_WRLCK : F_RDLCK;
+    l.l_whence = SEEK_SET;
+    l.l_start = lo_;
+    l.l_len = len_;
+    while (fcntl(fd_, F_OFD_SETLKW, &l) != 0) {
+      if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "fcntl");
+    }
+  }
+  ~range_lock() {
+    struct flock l {};
+    l.l_type = F_UNLCK;
+    l.l_whence = SEEK_SET;
+    l.l_start = lo_;
+    l.l_len = len_;
+    (void)fcntl(fd_, F_OFD_SETLK, &l);
+  }
+  range_lock(const range_lock&) = delete;
+  range_lock& operator=(const range_lock&) = delete;
+
+ private:
+  int fd_;
+  offset_t lo_;
+  offset_t len_;
+};
+
+// Writes all of [p, p + len) at `at`; returns 0 or errno.
+int write_fully(int fd, const std::byte* p, std::size_t len, offset_t at) {
+  while (len > 0) {
+    const ssize_t n = ::pwrite(fd, p, len, at);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    p += n;
+    len -= static_cast<std::size_t>(n);
+    at += n;
+  }
+  return 0;
+}
+
+// Reads up to len bytes at `at`; stops at the end of the file. Returns bytes read, or -errno.
+ssize_t read_fully(int fd, std::byte* p, std::size_t len, offset_t at) {
+  std::size_t got = 0;
+  while (got < len) {
+    const ssize_t n = ::pread(fd, p + got, len - got, at + static_cast<offset_t>(got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  return static_cast<ssize_t>(got);
+}
+
+}  // namespace
+
+void unpack_prefix(const datatype& type, count_t count, const std::byte* src, std::size_t n,
+                   void* dst) {
+  auto* out = static_cast<std::byte*>(dst);
+  for_each_byte_run(type, count, [&](std::ptrdiff_t off, std::size_t len) {
+    const std::size_t take = std::min(len, n);
+    if (take == 0) return;
+    std::memcpy(out + off, src, take);
+    src += take;
+    n -= take;
+  });
+}
+
+io_status make_status(const datatype& type, std::uint64_t bytes) {
+  io_status s;
+  s.bytes = static_cast<count_t>(bytes);
+  if (type.size() == 0) return s;
+  s.count = static_cast<count_t>(bytes / type.size());
+  if (!type.is_mixed()) {
+    const std::size_t b = basic_type_size(type.basic());
+    s.elements = b == 0 ? 0 : static_cast<count_t>(bytes / b);
+  } else {
+    // A mixed type's partial element is not split into basic elements.
+    s.elements = s.count * static_cast<count_t>(type.basic_count());
+  }
+  return s;
+}
+
+void run_file_op(file_op& op) noexcept {
+  try {
+    std::byte* data = op.direct != nullptr ? op.direct : op.staging.data();
+    std::optional<range_lock> lock;
+    if (op.atomic && !op.pieces.empty()) {
+      offset_t lo = op.pieces.front().at;
+      offset_t hi = lo;
+      for (const file_piece& p : op.pieces) {
+        lo = std::min(lo, p.at);
+        hi = std::max(hi, p.at + static_cast<offset_t>(p.len));
+      }
+      lock.emplace(op.fd, lo, hi, op.write);
+    }
+    std::uint64_t done = 0;
+    int err = 0;
+    for (const file_piece& p : op.pieces) {
+      if (op.write) {
+        err = write_fully(op.fd, data + done, p.len, p.at);
+        if (err != 0) break;
+        done += p.len;
+      } else {
+        const ssize_t n = read_fully(op.fd, data + done, p.len, p.at);
+        if (n < 0) {
+          err = static_cast<int>(-n);
+          break;
+        }
+        done += static_cast<std::uint64_t>(n);
+        if (static_cast<std::size_t>(n) < p.len) break;  // the end of the file (IO-14)
+      }
+    }
+    if (err != 0) {
+      raise(file_error_class(err), {.call = op.call, .bytes = op.bytes},
+            std::string(op.write ? "writing " : "reading ") + op.path + ": " + std::strerror(err));
+    }
+    if (!op.write && op.direct == nullptr) {
+      unpack_prefix(op.type, op.count, op.staging.data(), done, op.user);
+    }
+    op.status = make_status(op.type, done);
+  } catch (const oneside::error&) {
+    op.error = std::current_exception();
+  } catch (const std::exception& e) {
+    op.error = std::make_exception_ptr(
+        error(error_class::io, format_error(error_class::io, {.call = op.call}, e.what())));
+  }
+  op.done.store(true, std::memory_order_release);
+  notify(process_doorbell());
+}
+
+io_worker::~io_worker() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void io_worker::submit(std::shared_ptr<file_op> op) {
+  outstanding_.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    queue_.push_back(std::move(op));
+    if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+  }
+  cv_.notify_one();
+}
+
+void io_worker::drain() {
+  wait_until([this] { return outstanding_.load(std::memory_order_acquire) == 0; });
+}
+
+void io_worker::loop() {
+  mark_runtime_thread();
+  for (;;) {
+    std::shared_ptr<file_op> op;
+    {
+      std::unique_lock<std::mutex> g(mu_);
+      cv_.wait(g, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything ran
+      op = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    run_file_op(*op);
+    outstanding_.fetch_sub(1, std::memory_order_release);
+    notify(process_doorbell());
+  }
+}
+
+}  // namespace oneside::detail
