@@ -110,6 +110,7 @@ class aggregator {
   // Not collective. Errors: not_open; arg (buffers < 2, or a buffer too small for one record).
   aggregator();
   explicit aggregator(const aggregator_options& options);
+  // A moved-from aggregator may only be assigned to or destroyed.
   aggregator(aggregator&&) noexcept;
   aggregator& operator=(aggregator&&) noexcept;
   aggregator(const aggregator&) = delete;
