@@ -2,10 +2,10 @@
 // 8-byte words of a table of 2^20 words on rank 1 (8 MiB; a node peer on the shm transport, a
 // remote rank with ONESIDE_TRANSPORT=mpi under mpirun). Further ranks idle.
 //
-//   aggregator_add/aggregated        agg.atomic_add per update, agg.flush() per batch (on shm
-//                                    the origin applies each shipped buffer: apply_at_origin)
-//   aggregator_add/aggregated_messages  the same with apply_at_origin off: every buffer is an
-//                                    active message the target's agent applies
+//   aggregator_add/aggregated        agg.atomic_add per update, agg.flush() per batch: each
+//                                    buffer an active message the target's progress applies
+//   aggregator_add/aggregated_origin the same with apply_at_origin: on shm the origin applies
+//                                    each shipped buffer itself (MPI: as aggregated)
 //   aggregator_add/aggregated_node   the same, ONESIDE_AGG_ROUTING's choice replaced by node
 //                                    routing (the same as direct unless nodes hold several ranks)
 //   aggregator_add/per_update        oneside::atomic_add per update (future dropped: fire and
@@ -43,7 +43,7 @@ constexpr rank_t target_rank = 1;
 constexpr std::size_t table_words = std::size_t{1} << 20;
 constexpr std::int64_t updates_per_batch = 65536;
 
-enum class add_kind { aggregated, aggregated_messages, aggregated_node, per_update, hand };
+enum class add_kind { aggregated, aggregated_origin, aggregated_node, per_update, hand };
 
 // Every rank's table and landing area (rank 1's used), zeroed; the word indices the origin
 // cycles through. Collective both ways.
@@ -108,13 +108,13 @@ void aggregator_add(benchmark::State& state, add_kind kind) {
   oneside::aggregator agg({.routing = kind == add_kind::aggregated_node
                                           ? oneside::aggregator_routing::node
                                           : oneside::aggregator_routing::settings,
-                           .apply_at_origin = kind != add_kind::aggregated_messages});
+                           .apply_at_origin = kind == add_kind::aggregated_origin});
   std::vector<std::uint32_t> packed(static_cast<std::size_t>(updates_per_batch));
   std::int64_t issued = 0;
   bench::measure(state, updates_per_batch, [&](std::int64_t k) {
     switch (kind) {
       case add_kind::aggregated:
-      case add_kind::aggregated_messages:
+      case add_kind::aggregated_origin:
       case add_kind::aggregated_node:
         if (origin) {
           for (std::int64_t i = 0; i < k; ++i) {
@@ -162,8 +162,7 @@ void aggregator_add(benchmark::State& state, add_kind kind) {
 }
 
 BENCHMARK_CAPTURE(aggregator_add, aggregated, add_kind::aggregated)->UseManualTime();
-BENCHMARK_CAPTURE(aggregator_add, aggregated_messages, add_kind::aggregated_messages)
-    ->UseManualTime();
+BENCHMARK_CAPTURE(aggregator_add, aggregated_origin, add_kind::aggregated_origin)->UseManualTime();
 BENCHMARK_CAPTURE(aggregator_add, aggregated_node, add_kind::aggregated_node)->UseManualTime();
 BENCHMARK_CAPTURE(aggregator_add, per_update, add_kind::per_update)->UseManualTime();
 BENCHMARK_CAPTURE(aggregator_add, hand, add_kind::hand)->UseManualTime();

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -263,6 +264,24 @@ TEST_F(Aggregator, RputsApplyInIssueOrder) {
     EXPECT_EQ(got[slots - 2], rounds);
     EXPECT_EQ(got[slots - 1], rounds + 1);
   }
+  barrier(world());
+  deallocate(mine);
+}
+
+// quiet() on any thread flushes every live aggregator of the rank.
+TEST_F(Aggregator, QuietOnAnotherThreadFlushes) {
+  const global_ptr<std::int64_t> mine = zeroed(4);
+  const std::vector<global_ptr<std::int64_t>> all = everyones(mine);
+  barrier(world());
+  aggregator agg;
+  for (rank_t d = 0; d < world().size(); ++d) {
+    for (int i = 0; i < 4; ++i)
+      agg.atomic_or(all[static_cast<std::size_t>(d)] + i, std::int64_t{1} << rank());
+  }
+  std::thread([] { quiet(); }).join();
+  barrier(world());
+  const std::int64_t everyone = (std::int64_t{1} << world().size()) - 1;
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(mine.local()[i], everyone) << "word " << i;
   barrier(world());
   deallocate(mine);
 }

@@ -13,13 +13,13 @@
 // Nothing else flushes: barrier() does not, so flush() or quiet() before a barrier that must
 // see the updates. Updates may arrive earlier (a full buffer), never later than these.
 //
-// Application: updates to this rank's own memory at the call; updates to memory this process
-// loads and stores (node peers on shm) by this rank when their buffer ships (apply_at_origin);
-// others by the destination's active-message progress (the agent thread, the MPI progress
-// thread, or the rank's waits with ONESIDE_AGENT=poll). Every path uses the CPU atomics every
-// other oneside atomic on that word uses (atomic.hpp): aggregated atomics are atomic with
-// fetch_add, atomic_add, compare_exchange … on the same word, from any rank, on every transport.
-// Rputs are plain copies (not atomic with anything, as rput).
+// Application: updates to this rank's own memory at the call; others by the destination's
+// active-message progress (the agent thread, the MPI progress thread, or the rank's waits with
+// ONESIDE_AGENT=poll), or with apply_at_origin by this rank for memory it loads and stores.
+// Every path uses the CPU atomics every other oneside atomic on that word uses (atomic.hpp):
+// aggregated atomics are atomic with fetch_add, atomic_add, compare_exchange … on the same
+// word, from any rank, on every transport. Rputs are plain copies (not atomic with anything,
+// as rput).
 //
 // Routing (aggregator_routing, ONESIDE_AGG_ROUTING): direct sends each destination its own
 // buffers; node sends the updates for all ranks of a remote node in one buffer to one rank of
@@ -94,10 +94,12 @@ struct aggregator_options {
   bool combine = false;          // same-word combining of commutative atomics
   aggregator_routing routing = aggregator_routing::settings;
   // Updates (atomics, rputs) to memory this process loads and stores (node peers' heaps on
-  // shared memory) are applied by this rank when their buffer ships: the batch's words are
-  // prefetched, then updated with the same CPU atomics, one wake-up per buffer. false: they
-  // travel as messages and the target's progress applies them, as for other nodes.
-  bool apply_at_origin = true;
+  // shared memory) are applied by this rank when their buffer ships (the batch's words
+  // prefetched, then updated with the same CPU atomics; the peer woken at flush()) instead of
+  // travelling as a message the target's progress applies. It spares the target's CPU and
+  // serializes the work on the origin's (measured: about half the throughput of one rank pair
+  // on shm with a core for the target's agent; bench/micro/aggregator_bench.cpp).
+  bool apply_at_origin = false;
 };
 
 // The id of a handler of aggregated messages, the same on every rank (a hash of its name).
@@ -121,6 +123,7 @@ class aggregator {
   // Not collective. Errors: not_open; arg (buffers < 2, or a buffer too small for one record).
   aggregator();
   explicit aggregator(const aggregator_options& options);
+  // A moved-from aggregator may only be assigned to or destroyed.
   aggregator(aggregator&&) noexcept;
   aggregator& operator=(aggregator&&) noexcept;
   aggregator(const aggregator&) = delete;
