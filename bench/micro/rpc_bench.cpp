@@ -80,13 +80,11 @@ bool is_origin() {
 bool is_target() {
   return oneside::world().rank() == target_rank;
 }
-bool everywhere(bool ok) {
-  return oneside::allreduce(oneside::world(), ok ? 1 : 0, oneside::op::min) == 1;
-}
+using bench::everywhere;
+
+// Rank 0 to rank 1: skipped with fewer ranks.
 bool has_target(benchmark::State& state) {
-  if (oneside::world().size() > target_rank) return true;
-  state.SkipWithError("needs at least 2 ranks (rank 0 to rank 1)");
-  return false;
+  return bench::has_ranks(state, target_rank + 1);
 }
 
 // A few operations first, then the lockstep measurement (every rank runs `batch(k)`).
