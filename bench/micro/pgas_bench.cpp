@@ -81,10 +81,7 @@ bool is_target() {
   return oneside::world().rank() == target_rank;
 }
 
-// True on every rank when `ok` holds on every rank (collective).
-bool everywhere(bool ok) {
-  return oneside::allreduce(oneside::world(), ok ? 1 : 0, oneside::op::min) == 1;
-}
+using bench::everywhere;
 
 void report_wrong(benchmark::State& state, bool ok, const char* what) {
   if (!everywhere(ok)) state.SkipWithError(what);
@@ -95,11 +92,9 @@ std::int64_t from_origin(std::int64_t x) {
   return oneside::broadcast(oneside::world(), x, origin_rank);
 }
 
-// Whether the job has a target; every rank decides alike (the world's size).
+// Rank 0 to rank 1: skipped with fewer ranks.
 bool has_target(benchmark::State& state) {
-  if (oneside::world().size() > target_rank) return true;
-  state.SkipWithError("needs at least 2 ranks (rank 0 to rank 1)");
-  return false;
+  return bench::has_ranks(state, target_rank + 1);
 }
 
 // A few operations first (first-touch work of an operation kind stays out of the figures),

@@ -17,6 +17,19 @@
 
 namespace oneside::bench {
 
+// True on every rank when `ok` holds on every rank (collective).
+inline bool everywhere(bool ok) {
+  return allreduce(world(), ok ? 1 : 0, op::min) == 1;
+}
+
+// Whether the world has at least `ranks` ranks; when not, the bench is skipped with an error
+// (every rank decides alike).
+inline bool has_ranks(benchmark::State& state, int ranks) {
+  if (world().size() >= ranks) return true;
+  state.SkipWithError("needs more ranks than the job has (rank 0 to rank 1: 2)");
+  return false;
+}
+
 // The maximum of `seconds` over the world (collective).
 double slowest_rank(double seconds);
 

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -168,7 +169,7 @@ void send_reply(rank_t to, std::uint64_t cookie, reply_status status,
 void run_message(rank_t source, const std::vector<std::byte>& message) {
   const auto h = load<rpc_header>(message);
   const bool is_call = h.kind == static_cast<std::uint8_t>(rpc_kind::call);
-  std::string failure;
+  std::optional<std::string> failure;
   std::vector<std::byte> reply(is_call ? reply_header_bytes : 0);
   try {
     std::span<const std::byte> args = std::span<const std::byte>(message).subspan(sizeof h);
@@ -186,18 +187,22 @@ void run_message(rank_t source, const std::vector<std::byte>& message) {
     failure = "an exception that is not a std::exception";
   }
   if (!is_call) {
-    if (!failure.empty()) die(source, "rpc_ff", failure);
+    if (failure) die(source, "rpc_ff", *failure);
     return;
   }
-  try {
-    if (failure.empty()) {
+  if (!failure) {
+    try {
       send_reply(source, h.cookie, reply_status::value, reply);
-    } else {
-      reply.resize(reply_header_bytes);
-      reply.insert(reply.end(), reinterpret_cast<const std::byte*>(failure.data()),
-                   reinterpret_cast<const std::byte*>(failure.data() + failure.size()));
-      send_reply(source, h.cookie, reply_status::failed, reply);
+      return;
+    } catch (const oneside::error& e) {
+      failure = std::string("its result could not be sent: ") + e.what();  // e.g. no_mem
     }
+  }
+  try {
+    reply.resize(reply_header_bytes);
+    reply.insert(reply.end(), reinterpret_cast<const std::byte*>(failure->data()),
+                 reinterpret_cast<const std::byte*>(failure->data() + failure->size()));
+    send_reply(source, h.cookie, reply_status::failed, reply);
   } catch (const std::exception& e) {
     die(source, "replying to an rpc", e.what());  // the caller would wait forever
   }

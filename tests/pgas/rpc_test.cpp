@@ -455,5 +455,16 @@ TEST_F(Rpc, EncodedFireAndForgetMessagesRunWhenExecutedDirectly) {
   barrier(world());
 }
 
+// Run only by pgas.rpc.np2.ff_throws (tests/pgas/CMakeLists.txt), which expects the target's
+// message in the job's output: the target aborts, which ends the job.
+TEST_F(Rpc, DISABLED_AFireAndForgetBodyThatThrowsAbortsTheTarget) {
+  if (size() < 2) return;
+  if (rank() == 0)
+    rpc_ff(
+        1, [](int x) { throw std::runtime_error("ff boom " + std::to_string(x)); }, 23);
+  barrier(world());                      // rank 1 dies in it (its arena runs the body meanwhile)
+  wait_received(g_received.load() + 1);  // never: the job ends first
+}
+
 }  // namespace
 }  // namespace oneside::test

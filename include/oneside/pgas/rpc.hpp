@@ -327,9 +327,10 @@ requires pgas::detail::rpc_callable<std::decay_t<Fn>, A...>
   auto s = std::make_shared<pgas::detail::state<R>>();
   auto call = std::make_unique<pgas::detail::pending_call_of<R>>(s);
   std::vector<std::byte> message;
-  pgas::detail::encode_rpc(message, pgas::detail::rpc_kind::call,
-                           reinterpret_cast<std::uintptr_t>(call.get()), std::forward<Fn>(fn),
-                           std::forward<A>(args)...);
+  pgas::detail::encode_rpc(
+      message, pgas::detail::rpc_kind::call,
+      reinterpret_cast<std::uintptr_t>(static_cast<pgas::detail::pending_call*>(call.get())),
+      std::forward<Fn>(fn), std::forward<A>(args)...);
   pgas::detail::send_rpc(rank, message, std::move(call));
   return pgas::detail::future_access::make<R>(std::move(s));
 }
