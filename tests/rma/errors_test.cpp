@@ -60,7 +60,7 @@ constexpr error_class every_class[] = {error_class::win,
                                        error_class::unsupported_operation,
                                        error_class::not_open,
                                        error_class::intern,
- error_class::remote};
+                                       error_class::remote};
 
 TEST_F(Errors, ClassesAreDistinctAndNamed) {
   covers("ERR-3", "ERR-15");
