@@ -24,14 +24,14 @@ set(ONESIDE_SANITIZE_TESTS
     rma.request.np2.shm rma.pscw.np3.shm rma.passive_progress.np2.shm
     pgas.communication.np3.shm pgas.communication.np2.remote pgas.atomic.np3.shm
     pgas.signal.np2.shm pgas.heap.np3.shm
-    runtime.fiber.np3.shm pgas.fiber.np2.shm
+    runtime.fiber.np3.shm pgas.fiber.np2.shm runtime.file.np2.shm pgas.aggregator.np2.shm
     launcher.hang)
 # Tasks that wait suspend with oneTBB's resumable tasks, whose stack switches (inside the
 # system's uninstrumented libtbb) TSan cannot follow: it loses its shadow stack and crashes. So
-# the task tests run under ASan+UBSan only (oneside's own fiber switches are annotated for both:
+# the task tests and rpc (whose bodies run as tasks) run under ASan+UBSan only (oneside's own fiber switches are annotated for both:
 # runtime/fiber/sanitizer_switch.hpp).
 if(NOT ONESIDE_SANITIZE STREQUAL "thread")
-  list(APPEND ONESIDE_SANITIZE_TESTS pgas.task.np2.threads1)
+  list(APPEND ONESIDE_SANITIZE_TESTS pgas.task.np2.threads1 pgas.rpc.np2.shm)
 endif()
 
 # Adds the label "sanitize" to test `name` when it is one of ONESIDE_SANITIZE_TESTS (call it

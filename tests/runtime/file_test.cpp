@@ -63,7 +63,8 @@ bytes contents(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
   std::vector<char> c((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   bytes out(c.size());
-  std::memcpy(out.data(), c.data(), c.size());
+  if (!c.empty())
+    std::memcpy(out.data(), c.data(), c.size());  // an empty vector's data() may be null
   return out;
 }
 
