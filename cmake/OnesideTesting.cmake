@@ -11,6 +11,8 @@
 #         <layer>.<concept>.np<N>.mpi     mpirun over TCP, ONESIDE_TRANSPORT=mpi (N = 2, 3, 4;
 #                                         ONESIDE_TEST_MPI=ON, which needs ONESIDE_WITH_MPI)
 #       NO_REMOTE drops both (tests of the shm transport or the launcher themselves).
+# Processors: a rank test counts as min(N, cores) (PROCESSORS), a one-process test as 1; the
+# test presets run 3 jobs, so on 2 cores one rank test runs beside one-process or sleeping tests.
 set(ONESIDE_DEFAULT_RANKS 1 2 3 4 8)
 # The subset the sanitizer workflows of CI run (label "sanitize"; presets asan-ubsan-ci and
 # tsan-ci build only the target oneside_sanitize_subset, tests/CMakeLists.txt): every layer, on
