@@ -115,7 +115,8 @@ class dist_bag {
       push_local(v);
       return;
     }
-    std::vector<std::byte> rec(sizeof id_);
+    thread_local std::vector<std::byte> rec;  // reused: no allocation per push
+    rec.resize(sizeof id_);
     std::memcpy(rec.data(), &id_, sizeof id_);
     serial_writer(rec).write(v);
     if (rec.size() > agg_.max_message_bytes()) [[unlikely]] {

@@ -469,7 +469,9 @@ class dist_hash_map {
   void send_record(aggregator& agg, const K& key, pgas::detail::map_record kind, const char* call,
                    More&& more) {
     const rank_t o = check(key, call);
-    std::vector<std::byte> rec(sizeof id_);
+    // One buffer per thread, reused: no allocation per record (aggregator::send copies it).
+    thread_local std::vector<std::byte> rec;
+    rec.resize(sizeof id_);
     std::memcpy(rec.data(), &id_, sizeof id_);
     serial_writer w(rec);  // alignment counts from here, as the reader's at the owner
     w.write(static_cast<std::uint8_t>(kind));
