@@ -309,6 +309,23 @@ TEST_F(DistHashMap, UpdateWhoseBodyThrowsFailsWithRemoteAndChangesNothing) {
   barrier(world());
 }
 
+// Run by pgas.dist_hash_map.np2.ff_throws only: the job must end with the message.
+TEST_F(DistHashMap, DISABLED_AFireAndForgetUpdateThatThrowsAbortsTheOwner) {
+  map_t m;
+  if (rank() == 0) {
+    aggregator agg;
+    m.update_ff(
+        agg, key_owned_by(m, 1),
+        [](std::int64_t&, std::int64_t x) {
+          throw std::runtime_error("ff update boom " + std::to_string(x));
+        },
+        std::int64_t{31});
+    agg.flush();
+  }
+  barrier(world());  // rank 1 aborts before it gets here, which ends the job
+  ADD_FAILURE() << "the job went on after an update_ff body threw";
+}
+
 TEST_F(DistHashMap, StringKeysAndValuesInEveryForm) {
   dist_hash_map<std::string, std::string> m;
   const auto key = [](int r, int i) {

@@ -507,7 +507,12 @@ class dist_hash_map {
         const auto run = reinterpret_cast<record_runner>(
             pgas::detail::container_code_address(r.read<pgas::detail::code_id>()));
         const auto user = r.read<pgas::detail::code_id>();
-        run(m, key, user, r);
+        try {
+          run(m, key, user, r);
+        } catch (const std::exception& e) {
+          // The job ends with this message (pgas::detail::abort_record).
+          throw std::runtime_error(std::string("dist_hash_map::update_ff: ") + e.what());
+        }
         return;
       }
     }
