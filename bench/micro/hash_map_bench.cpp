@@ -41,7 +41,8 @@ namespace bench = oneside::bench;
 using map_t = oneside::dist_hash_map<std::uint64_t, std::uint64_t>;
 
 constexpr std::int64_t aggregated_inserts = 10'000'000;
-constexpr std::int64_t async_batch = 2048;
+constexpr std::int64_t async_batch = 4096;
+constexpr std::size_t small_key_set = std::size_t{1} << 16;
 constexpr std::int64_t blocking_batch = 128;
 constexpr std::int64_t find_batch = 4096;
 constexpr std::size_t find_window = 256;
@@ -66,16 +67,16 @@ void check_size(benchmark::State& state, const map_t& m, std::uint64_t per_rank)
 
 // ---- inserts ---------------------------------------------------------------------------
 
-void insert_aggregated(benchmark::State& state) {
+// 10^7 insert_or_assign_ff per rank over `distinct` keys (cycled), one aggregator, one flush.
+void insert_aggregated(benchmark::State& state, std::size_t distinct) {
   if (!bench::has_ranks(state, 2)) return;
   map_t m;
-  const std::vector<std::uint64_t> keys =
-      remote_keys(m, static_cast<std::size_t>(aggregated_inserts), 1);
+  const std::vector<std::uint64_t> keys = remote_keys(m, distinct, 1);
   std::size_t next = 0;
   std::uint64_t issued = 0;
   bench::measure(state, aggregated_inserts, [&](std::int64_t k) {
     oneside::aggregator agg;
-    for (std::int64_t i = 0; i < k; ++i, next = (next + 1) % keys.size()) {
+    for (std::int64_t i = 0; i < k; ++i, next = next + 1 == keys.size() ? 0 : next + 1) {
       m.insert_or_assign_ff(agg, keys[next], keys[next]);
     }
     agg.flush();
@@ -85,19 +86,24 @@ void insert_aggregated(benchmark::State& state) {
   check_size(state, m, std::min<std::uint64_t>(keys.size(), issued));
 }
 
-void insert_rpc_async(benchmark::State& state) {
+// One rpc each (insert_or_assign_async), 256 in flight (a ring of futures), over 2^16 keys.
+void insert_rpc_window(benchmark::State& state) {
   if (!bench::has_ranks(state, 2)) return;
   map_t m;
-  const std::vector<std::uint64_t> keys = remote_keys(m, 1 << 16, 2);
+  const std::vector<std::uint64_t> keys = remote_keys(m, small_key_set, 2);
   std::size_t next = 0;
   std::uint64_t issued = 0;
-  std::vector<oneside::future<bool>> pending;
+  std::deque<oneside::future<bool>> ring;
   bench::measure(state, async_batch, [&](std::int64_t k) {
-    pending.clear();
     for (std::int64_t i = 0; i < k; ++i, next = (next + 1) % keys.size()) {
-      pending.push_back(m.insert_or_assign_async(keys[next], keys[next]));
+      if (ring.size() == find_window) {
+        ring.front().wait();
+        ring.pop_front();
+      }
+      ring.push_back(m.insert_or_assign_async(keys[next], keys[next]));
     }
-    for (auto& f : pending) f.wait();
+    for (auto& f : ring) f.wait();
+    ring.clear();
     issued += static_cast<std::uint64_t>(k);
   });
   oneside::barrier(oneside::world());
@@ -107,7 +113,7 @@ void insert_rpc_async(benchmark::State& state) {
 void insert_rpc_blocking(benchmark::State& state) {
   if (!bench::has_ranks(state, 2)) return;
   map_t m;
-  const std::vector<std::uint64_t> keys = remote_keys(m, 1 << 16, 3);
+  const std::vector<std::uint64_t> keys = remote_keys(m, small_key_set, 3);
   std::size_t next = 0;
   std::uint64_t issued = 0;
   bench::measure(state, blocking_batch, [&](std::int64_t k) {
@@ -216,8 +222,13 @@ benchmark::internal::Benchmark* add(const std::string& name, Fn&& fn) {
 // Fixed iteration counts keep the run short on a loaded machine: one batch of 10^7 aggregated
 // inserts, a few batches of the slow arms.
 bool register_all() {
-  add("hash_map_insert/aggregated", insert_aggregated)->Iterations(aggregated_inserts);
-  add("hash_map_insert/rpc_async", insert_rpc_async)->Iterations(4 * async_batch);
+  add("hash_map_insert/aggregated_distinct", [](benchmark::State& s) {
+    insert_aggregated(s, aggregated_inserts);
+  })->Iterations(aggregated_inserts);
+  add("hash_map_insert/aggregated_64k", [](benchmark::State& s) {
+    insert_aggregated(s, small_key_set);
+  })->Iterations(aggregated_inserts);
+  add("hash_map_insert/rpc_window256", insert_rpc_window)->Iterations(4 * async_batch);
   add("hash_map_insert/rpc_blocking", insert_rpc_blocking)->Iterations(4 * blocking_batch);
   add("hash_map_find/futures256", find_futures)->Iterations(4 * find_batch);
   add("hash_map_find/blocking", find_blocking)->Iterations(4 * blocking_batch);

@@ -292,7 +292,8 @@ class dist_hash_map {
 
   // ---- local iteration: fn(const K&, V&) on every entry this member owns, shard by shard,
   // each shard under its lock (entries other calls insert or erase meanwhile in another shard
-  // may be seen or not). fn must not use this map.
+  // may be seen or not). fn must not use this map, nor wait (with ONESIDE_AGENT=poll a wait
+  // applies incoming records, which take the shard's lock).
   template <class Fn>
   requires std::invocable<Fn&, const K&, V&>
   void for_each_local(Fn&& fn) {
