@@ -50,9 +50,9 @@
 //
 // Local part and thread safety: each member holds its entries in `shards` std::unordered_maps,
 // each behind its own mutex (chosen over a TBB concurrent map, which a public header cannot
-// include (STYLE.md R1), and measured: bench/micro/hash_map_bench.cpp). Every member function
-// may be called from any thread, concurrently with the rpc bodies and records other ranks'
-// calls run here.
+// include (STYLE.md R1); measured against one: bench/micro/hash_map_bench.cpp). Every member
+// function may be called from any thread, concurrently with the rpc bodies and records other
+// ranks' calls run here.
 //
 // Errors (oneside::error; a rejected call changes nothing and sends nothing):
 // - the runtime closed → not_open; a null team at construction → comm;
