@@ -74,7 +74,8 @@ class dist_bag {
 
   // Collective over `t`; `options` are the bag's aggregator's. Errors: comm (null team),
   // not_open, and the aggregator's (arg for bad options).
-  explicit dist_bag(const team& t = oneside::world(), const aggregator_options& options = {})
+  explicit dist_bag(const oneside::team& t = oneside::world(),
+                    const aggregator_options& options = {})
       : team_(t), agg_(options) {
     id_ = pgas::detail::register_container(team_, this, &apply_record, "dist_bag");
     me_ = team_.rank();

@@ -152,7 +152,8 @@ class dist_hash_map {
 
   // Collective over `t` (every member constructs its maps on `t` in the same order). Errors:
   // comm (a null team), not_open.
-  explicit dist_hash_map(const team& t = oneside::world(), std::size_t shards = default_shards)
+  explicit dist_hash_map(const oneside::team& t = oneside::world(),
+                         std::size_t shards = default_shards)
       : team_(t),
         shard_count_(shards == 0 ? 1 : shards),
         shards_(std::make_unique<shard[]>(shard_count_)) {
