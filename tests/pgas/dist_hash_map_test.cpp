@@ -4,9 +4,11 @@
 // by function pointer and lambda with arguments, and with a body that throws (error remote,
 // nothing changed); string keys and values; maps on sub-teams; bad input refused with nothing
 // changed.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -375,6 +377,50 @@ TEST_F(DistHashMap, StringKeysAndValuesInEveryForm) {
   }
   barrier(world());
   EXPECT_EQ(m.size(), 0U);
+  barrier(world());
+}
+
+// A trivially copyable key with a user hash, and vector values.
+struct cell {
+  std::int32_t x;
+  std::int32_t y;
+  bool operator==(const cell&) const = default;
+};
+struct cell_hash {
+  std::size_t operator()(const cell& c) const noexcept {
+    return std::hash<std::int64_t>{}((std::int64_t{c.x} << 32) ^ c.y);
+  }
+};
+
+TEST_F(DistHashMap, StructKeysWithAUserHashAndVectorValues) {
+  dist_hash_map<cell, std::vector<std::int32_t>, cell_hash> m;
+  const auto push = [](std::vector<std::int32_t>& v, std::int32_t x) { v.push_back(x); };
+  {
+    aggregator agg;
+    for (std::int32_t i = 0; i < 20; ++i) {
+      m.update_ff(agg, cell{i, i % 3}, push, static_cast<std::int32_t>(rank()));
+    }
+    agg.flush();
+  }
+  barrier(world());
+  EXPECT_EQ(m.size(), 20U);
+  for (std::int32_t i = 0; i < 20; ++i) {
+    std::optional<std::vector<std::int32_t>> v = m.find(cell{i, i % 3});
+    ASSERT_TRUE(v.has_value()) << "cell " << i;
+    std::sort(v->begin(), v->end());
+    std::vector<std::int32_t> want(static_cast<std::size_t>(size()));
+    std::iota(want.begin(), want.end(), 0);
+    EXPECT_EQ(*v, want) << "every rank appended once to cell " << i;
+    EXPECT_EQ(m.find(cell{i, i % 3 + 1}), std::nullopt);
+  }
+  barrier(world());
+  if (rank() == 0) {
+    EXPECT_FALSE(m.insert_or_assign(cell{0, 0}, std::vector<std::int32_t>(5000, 7)))
+        << "a value beyond one active message (rendezvous)";
+  }
+  barrier(world());
+  EXPECT_EQ(m.find(cell{0, 0}),
+            std::optional<std::vector<std::int32_t>>(std::vector<std::int32_t>(5000, 7)));
   barrier(world());
 }
 
