@@ -380,6 +380,21 @@ TEST_F(DistHashMap, StringKeysAndValuesInEveryForm) {
   barrier(world());
 }
 
+// The README's example (quoted there: tests/style's readme_snippets checks it).
+TEST_F(DistHashMap, CountsKeysFromEveryRankAsTheReadmeShows) {
+  std::vector<std::uint64_t> keys;
+  for (std::uint64_t i = 0; i < 100; ++i) keys.push_back(i % 10);
+  oneside::dist_hash_map<std::uint64_t, std::int64_t> counts;
+  oneside::aggregator agg;
+  for (std::uint64_t k : keys) counts.update_ff(agg, k, [](std::int64_t& v) { ++v; });
+  agg.flush();
+  oneside::barrier(oneside::world());  // every rank's updates are applied
+  for (std::uint64_t k = 0; k < 10; ++k) {
+    EXPECT_EQ(counts.find(k), std::optional<std::int64_t>(10 * size())) << "key " << k;
+  }
+  EXPECT_EQ(counts.size(), 10U);
+}
+
 // A trivially copyable key with a user hash, and vector values.
 struct cell {
   std::int32_t x;
