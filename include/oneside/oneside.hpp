@@ -6,6 +6,8 @@
 #include <oneside/pgas/atomic.hpp>
 #include <oneside/pgas/communication.hpp>
 #include <oneside/pgas/dist_array.hpp>
+#include <oneside/pgas/dist_bag.hpp>
+#include <oneside/pgas/dist_hash_map.hpp>
 #include <oneside/pgas/dist_object.hpp>
 #include <oneside/pgas/distribution.hpp>
 #include <oneside/pgas/future.hpp>

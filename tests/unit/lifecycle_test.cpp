@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -69,6 +70,34 @@ TEST(Lifecycle, UseAfterCloseIsAnErrorAndHandlesStayHarmless) {
     expect_not_open([&] { (void)kept.size(); }, "a team kept past close");
   }
   // `kept` and `seg` are destroyed after the runtime: no crash.
+}
+
+TEST(Lifecycle, ContainersKeptPastCloseRefuseWithNotOpenAndStayHarmless) {
+  std::optional<dist_hash_map<int, int>> map;
+  std::optional<dist_bag<int>> bag;
+  {
+    runtime rt;
+    map.emplace();
+    bag.emplace();
+    EXPECT_TRUE(map->insert(1, 10));
+    bag->push_local(5);
+    rt.close();
+    expect_not_open([&] { (void)map->insert(2, 20); }, "dist_hash_map::insert");
+    expect_not_open([&] { (void)map->find(1); }, "dist_hash_map::find");
+    expect_not_open([&] { (void)map->erase_async(1); }, "dist_hash_map::erase_async");
+    expect_not_open([&] { map->update(1, [](int& v) { ++v; }); }, "dist_hash_map::update");
+    expect_not_open([&] { bag->push(0, 6); }, "dist_bag::push");
+    expect_not_open([&] { bag->push_local(7); }, "dist_bag::push_local");
+    // Nothing changed.
+    EXPECT_EQ(map->local_size(), 1U);
+    int seen = 0;
+    map->for_each_local([&](const int& k, int& v) { seen += k * 100 + v; });
+    EXPECT_EQ(seen, 110);
+    EXPECT_EQ(bag->local_size(), 1U);
+  }
+  // Destroyed after the runtime: no crash.
+  map.reset();
+  bag.reset();
 }
 
 TEST(Lifecycle, OpeningTwiceIsAnErrorAndReopeningWorks) {
