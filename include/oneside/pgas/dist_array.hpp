@@ -373,7 +373,8 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
   // collective ends on the thread that began it, IO-12). The file is complete once every
   // member's future is ready (e.g. a barrier after the waits). The array must not be written
   // until then (with a halo its cells are packed at the call and may be written at once).
-  // o.sync is not available here (arg). Errors: as save, from the call or from the future.
+  // o.sync is not available here (arg). Wait for the future before the runtime closes.
+  // Errors: as save, from the call or from the future.
   future<> save_async(std::string_view path, const save_options& o = {}) const {
     return pgas::detail::save_array_async(io(), path, o);
   }
