@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -322,6 +323,17 @@ TEST_F(DistArrayFile, FileRequestBecomesAFuture) {
   r.wait();
   EXPECT_EQ(got, 1000);
   EXPECT_TRUE(to_future(file_request{}).is_ready());
+  // An access that fails in the I/O thread (a write ending beyond the largest file offset)
+  // fails its future with the access's error.
+  const std::int64_t far[2] = {1, 2};
+  future<> bad = to_future(f.iwrite_at(std::numeric_limits<std::int64_t>::max() - 8, far, 2,
+                                       datatype::of<std::int64_t>()));
+  try {
+    bad.wait();
+    ADD_FAILURE() << "a write beyond the largest offset succeeded";
+  } catch (const oneside::error& e) {
+    EXPECT_TRUE(names_call(e.what(), "file::iwrite_at")) << e.what();
+  }
   f.close();
 }
 
