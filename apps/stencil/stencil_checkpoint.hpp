@@ -10,6 +10,7 @@
 // stencil_*.hpp headers this one uses oneside (the MPI peer has no checkpoints).
 #pragma once
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
@@ -75,11 +76,13 @@ class checkpointer {
     const int done = it + 1;
     if (o_.checkpoint_every == 0 || done % o_.checkpoint_every != 0 || it >= o_.iterations) return;
     commit();  // the previous checkpoint, before the array is overwritten
+    const double t0 = seconds();
     fill(g);
     ++started_;
     meta_ = metadata(done);
     pending_ = array_->save_async(o_.checkpoint + ".tmp", {.metadata = meta_});
     has_pending_ = true;
+    begin_seconds_ = seconds() - t0;
     if (o_.crash_in_checkpoint == started_ &&
         oneside::world().rank() == std::min(1, oneside::world().size() - 1)) {
       // Testing only: die after the write began and before its commit, as a crash would.
@@ -99,6 +102,10 @@ class checkpointer {
   }
 
  private:
+  static double seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
   static long long field(const std::string& meta, const char* key) {
     const std::size_t at = meta.find(std::string(" ") + key);
     if (at == std::string::npos) return -1;
@@ -132,7 +139,9 @@ class checkpointer {
   void commit() {
     if (!has_pending_) return;
     has_pending_ = false;
+    const double t0 = seconds();
     pending_.wait();
+    const double waited = seconds() - t0;
     const std::string tmp = o_.checkpoint + ".tmp";
     {
       oneside::file f = oneside::file::open(oneside::world(), tmp, oneside::file_mode::rdonly);
@@ -150,7 +159,12 @@ class checkpointer {
         (void)::fsync(fd);  // the rename itself reaches the device
         ::close(fd);
       }
-      std::printf("Checkpoint             = %s (%s)\n", o_.checkpoint.c_str(), meta_.c_str());
+      // Rank 0's times: copying into the checkpoint array and starting the write (the run
+      // stops for it), waiting for the rest of the write at the commit, and sync + rename.
+      std::printf(
+          "Checkpoint             = %s (%s; copy+begin %.3f s, wait %.3f s, sync+commit "
+          "%.3f s)\n",
+          o_.checkpoint.c_str(), meta_.c_str(), begin_seconds_, waited, seconds() - t0 - waited);
       std::fflush(stdout);
     }
     oneside::barrier(oneside::world());
@@ -162,6 +176,7 @@ class checkpointer {
   bool has_pending_ = false;
   int started_ = 0;
   std::string meta_;
+  double begin_seconds_ = 0;
 };
 
 }  // namespace oneside::apps::stencil
