@@ -124,8 +124,6 @@ future<> move_region(const array_desc& a, const std::size_t* lo, const std::size
 // `from`; barriers before and after. Validates first (arg, naming "dist_array copy").
 void copy_region(const array_desc& from, const std::size_t* from_lo, const array_desc& to,
                  const std::size_t* to_lo, const std::size_t* extents, const team& t);
-// error(arg): index idx (of a.dims.size() entries) is outside the extents.
-// error(arg): copy between regions of different extents (N = a.dims.size()).
 // What save and load know of one array (pgas/dist_array/array_file.cpp).
 struct array_io {
   std::string_view name;
@@ -149,6 +147,8 @@ future<> save_array_async(const array_io& a, std::string_view path, const save_o
 // Collective over a.t: checks the file's header against the array, then reads it into every
 // member's block.
 void load_array(const array_io& a, std::string_view path);
+// error(arg): index idx (of a.dims.size() entries) is outside the extents.
+// error(arg): copy between regions of different extents (N = a.dims.size()).
 [[noreturn]] void regions_differ(const array_desc& a, const std::size_t* from_extents,
                                  const std::size_t* to_extents);
 [[noreturn]] void index_out_of_range(const array_desc& a, const std::size_t* idx, const char* call);
