@@ -17,6 +17,10 @@
 // into the ghost columns (--halo datatype). The kernel and its phases are in stencil_kernel.hpp,
 // what moves where in stencil_halo.hpp.
 //
+// Checkpoints (--checkpoint-every K --checkpoint PATH, --restart PATH, --save-final PATH) save
+// the owned cells of `in` and `out` as one dist_array file (stencil_checkpoint.hpp); a run
+// restarted from one ends with the same grids, bit for bit, as an uninterrupted run.
+//
 //   oneside-run -n 4 stencil --n 4000 --radius 2 --iterations 100 --variant fence
 #include <atomic>
 #include <chrono>
@@ -30,6 +34,7 @@
 #include <oneside/runtime/wait.hpp>
 
 #include "common/app_main.hpp"
+#include "stencil_checkpoint.hpp"
 #include "stencil_cli.hpp"
 #include "stencil_decomposition.hpp"
 #include "stencil_halo.hpp"
@@ -189,6 +194,11 @@ int finish(const st::grid& g, std::vector<double>& out, const st::options& o, do
   const double norm = oneside::allreduce(world, st::local_norm(g), oneside::op::sum);
   const double max_seconds = oneside::allreduce(world, seconds, oneside::op::max);
   const st::verdict v = st::verify(norm, o);
+  if (world.rank() == 0 &&
+      (o.checkpoint_every > 0 || !o.restart.empty() || !o.save_final.empty())) {
+    std::printf("Solution norm          = %.17g\n", v.norm);  // compared across restarts
+    std::fflush(stdout);
+  }
   const int code = st::report(v, max_seconds, o, world.rank() == 0);
   if (code != 0 && world.rank() != 0) {
     std::fprintf(stderr, "stencil: rank %d: verification failed\n", world.rank());
@@ -216,10 +226,12 @@ int run_dist_array(const st::options& o, int px, int py) {
   const st::grid g{&b, in.local_with_halo().data(), out.data()};
   st::initialize(g);
   const st::phases p = st::plan(b, o.kernel);
+  st::checkpointer ckpt(o, px, py);
+  const int first = ckpt.restore(g);
   oneside::barrier(oneside::world());
-  std::chrono::steady_clock::time_point start;
-  for (int it = 0; it <= o.iterations; ++it) {
-    if (it == 1) {  // iteration 0 is the warm-up
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  for (int it = first; it <= o.iterations; ++it) {
+    if (it == std::max(first, 1)) {  // iteration 0 is the warm-up
       oneside::barrier(oneside::world());
       start = std::chrono::steady_clock::now();
     }
@@ -229,9 +241,11 @@ int run_dist_array(const st::options& o, int px, int py) {
     halos.wait();
     phase_edge(g, p);
     phase_rest(g, p);
+    ckpt.after_iteration(g, it);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ckpt.finish(g);
   return finish(g, out, o, seconds);
 }
 
@@ -246,7 +260,8 @@ int run(int argc, char** argv) {
   const st::program_info program{"stencil",
                                  "oneside",
                                  {"fence", "pscw", "passive", "tasks", "dist_array"},
-                                 st::kernel_kind::fused};
+                                 st::kernel_kind::fused,
+                                 true};
   if (const int code = st::start(program, argc, argv, ranks, root, o, px, py); code >= 0) {
     return code;
   }
@@ -268,15 +283,19 @@ int run(int argc, char** argv) {
                                 ? mode::noput | mode::nosucceed | mode::nostore
                                 : mode::noput | mode::nosucceed;
   const bool passive = o.variant == "passive" || o.variant == "tasks";
+  st::checkpointer ckpt(o, px, py);
+  const int first = ckpt.restore(g);
   if (passive) win.lock_all(mode::nocheck);  // nobody takes exclusive locks
   oneside::barrier(world);
 
-  std::chrono::steady_clock::time_point start;
-  for (int it = 0; it <= o.iterations; ++it) {
-    if (it == 1) {  // iteration 0 is the warm-up
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  for (int it = first; it <= o.iterations; ++it) {
+    if (it == std::max(first, 1)) {  // iteration 0 is the warm-up
       oneside::barrier(world);
       start = std::chrono::steady_clock::now();
     }
+    // The passive protocol's counters count this run's iterations (a restart starts at 0).
+    const auto iter = static_cast<std::uint64_t>(it - first);
     if (o.variant == "fence") {
       win.fence(mode::noprecede);
       ex.send();
@@ -300,7 +319,6 @@ int run(int argc, char** argv) {
       phase_edge(g, p);
       phase_rest(g, p);
     } else if (o.only == "comm") {  // the tasks variant's exchange alone
-      const auto iter = static_cast<std::uint64_t>(it);
       ex.await_all(true, iter);
       std::vector<oneside::rma::request> sent = ex.send_requests();
       oneside::when_all(std::span<oneside::rma::request>(sent)).wait();
@@ -310,7 +328,6 @@ int run(int argc, char** argv) {
       ex.unpack();
       ex.notify_all(true, iter + 1);
     } else if (o.variant == "tasks") {
-      const auto iter = static_cast<std::uint64_t>(it);
       ex.await_all(true, iter);  // the neighbours have read what I sent in iteration it - 1
       std::vector<oneside::rma::request> sent = ex.send_requests();
       // The interior reads no ghost cell and writes no cell a halo carries: it overlaps the
@@ -326,8 +343,7 @@ int run(int argc, char** argv) {
       phase_edge(g, p);
       ex.notify_all(true, iter + 1);  // my ghost zone and receive buffers may be reused
       phase_rest(g, p);
-    } else {  // passive
-      const auto iter = static_cast<std::uint64_t>(it);
+    } else {                     // passive
       ex.await_all(true, iter);  // the neighbours have read what I sent in iteration it - 1
       ex.send();
       win.flush_all();
@@ -339,10 +355,12 @@ int run(int argc, char** argv) {
       ex.notify_all(true, iter + 1);  // my ghost zone and receive buffers may be reused
       phase_rest(g, p);
     }
+    ckpt.after_iteration(g, it);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (passive) win.unlock_all();
+  ckpt.finish(g);
 
   if (!o.only.empty()) {  // half of the work: nothing to verify
     const double max_seconds = oneside::allreduce(world, seconds, oneside::op::max);

@@ -25,8 +25,13 @@ struct options {
   halo_kind halo = halo_kind::pack;
   int tiles_x = 0;  // 0: PRK's factorization of the rank count
   int tiles_y = 0;
-  bool inject_error = false;  // testing only: perturb one result so verification must fail
-  std::string only;           // tasks variant: "compute" or "comm" runs one half (overlap bench)
+  bool inject_error = false;    // testing only: perturb one result so verification must fail
+  std::string only;             // tasks variant: "compute" or "comm" runs one half (overlap bench)
+  int checkpoint_every = 0;     // 0: no checkpoints
+  std::string checkpoint;       // where checkpoints go (committed by rename from <path>.tmp)
+  std::string restart;          // the checkpoint to start from
+  std::string save_final;       // where the final state goes
+  int crash_in_checkpoint = 0;  // testing only: rank 1 exits in the middle of checkpoint K
   bool help = false;
 };
 
@@ -83,6 +88,16 @@ inline parse_result parse_options(int argc, char** argv, const std::vector<std::
           in.fail("option --tiles: '" + std::string(*v) + "' is not of the form PXxPY");
         }
       }
+    } else if (arg == "--checkpoint-every") {
+      in.number(r.opts.checkpoint_every, 1, 1 << 30);
+    } else if (arg == "--checkpoint") {
+      if (const auto v = in.value()) r.opts.checkpoint = std::string(*v);
+    } else if (arg == "--restart") {
+      if (const auto v = in.value()) r.opts.restart = std::string(*v);
+    } else if (arg == "--save-final") {
+      if (const auto v = in.value()) r.opts.save_final = std::string(*v);
+    } else if (arg == "--crash-in-checkpoint") {
+      in.number(r.opts.crash_in_checkpoint, 1, 1 << 30);
     } else if (arg == "--inject-error") {
       r.opts.inject_error = true;
     } else if (arg == "--only") {
@@ -118,6 +133,11 @@ inline void print_usage(std::FILE* f, const char* program, std::string_view vari
                "  --tiles PXxPY    rank grid (default: as square as possible, as PRK)\n"
                "  --only H         tasks variant: run only the computation (compute) or only\n"
                "                   the halo exchange (comm), unverified, to measure overlap\n"
+               "  --checkpoint-every K  --checkpoint PATH\n"
+               "                   after every K iterations (the warm-up counts) save `in` and\n"
+               "                   `out` to PATH (written to PATH.tmp, synced, then renamed)\n"
+               "  --restart PATH   start from the checkpoint at PATH (any rank count)\n"
+               "  --save-final PATH  save the final `in` and `out` to PATH\n"
                "  --help           this text\n",
                program, static_cast<int>(variants.size()), variants.data(),
                std::string(variants.substr(0, variants.find(','))).c_str(), default_kernel);
@@ -174,6 +194,7 @@ struct program_info {
   const char* flavour;                // in the header: "<flavour> stencil execution on 2D grid"
   std::vector<std::string> variants;  // the first is the default
   kernel_kind default_kernel;
+  bool checkpoints;  // --checkpoint-every, --checkpoint, --restart, --save-final
 };
 
 // Parses the command line and fits the decomposition to `ranks`; the root prints the usage,
@@ -198,6 +219,23 @@ inline int start(const program_info& p, int argc, char** argv, int ranks, bool r
   }
   if (!o.only.empty() && o.variant != "tasks") {
     if (root) std::fprintf(stderr, "%s: error: --only needs --variant tasks\n", p.name);
+    return 2;
+  }
+  const bool any_checkpoint = o.checkpoint_every > 0 || !o.checkpoint.empty() ||
+                              !o.restart.empty() || !o.save_final.empty() ||
+                              o.crash_in_checkpoint > 0;
+  if (any_checkpoint && !p.checkpoints) {
+    if (root) std::fprintf(stderr, "%s: error: checkpoints are not supported here\n", p.name);
+    return 2;
+  }
+  if ((o.checkpoint_every > 0) != !o.checkpoint.empty()) {
+    if (root) {
+      std::fprintf(stderr, "%s: error: --checkpoint-every and --checkpoint go together\n", p.name);
+    }
+    return 2;
+  }
+  if (any_checkpoint && !o.only.empty()) {
+    if (root) std::fprintf(stderr, "%s: error: --only runs no checkpoints\n", p.name);
     return 2;
   }
   if (const std::string err = check_decomposition(o, ranks, px, py); !err.empty()) {

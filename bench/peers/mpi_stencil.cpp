@@ -100,7 +100,7 @@ int run(int argc, char** argv) {
   // PRK's MPIRMA structure by default; --kernel fused runs the oneside app's phases.
   st::options o;
   int px = 1, py = 1;
-  const st::program_info program{"mpi_stencil", "MPI-RMA", {"fence"}, st::kernel_kind::prk};
+  const st::program_info program{"mpi_stencil", "MPI-RMA", {"fence"}, st::kernel_kind::prk, false};
   if (const int code = st::start(program, argc, argv, ranks, root, o, px, py); code >= 0) {
     return code;
   }

@@ -3,6 +3,7 @@
 
 #include <oneside/pgas/aggregator.hpp>
 #include <oneside/pgas/algorithm.hpp>
+#include <oneside/pgas/array_file.hpp>
 #include <oneside/pgas/atomic.hpp>
 #include <oneside/pgas/communication.hpp>
 #include <oneside/pgas/dist_array.hpp>

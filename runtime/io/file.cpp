@@ -864,6 +864,15 @@ static io_status split_end(file_impl& f, std::string_view call, split_kind k, co
   return op->status;
 }
 
+bool file::split_test() const {
+  const file_impl& f = impl();
+  std::lock_guard<std::mutex> g(f.mu);
+  if (!f.split) f.fail(error_class::io, "file::split_test", "no split collective is active");
+  std::shared_ptr<file_op> op = f.split->op;
+  if (op == nullptr && f.split->tp) op = f.split->tp->agg;
+  return op == nullptr || op->done.load(std::memory_order_acquire);
+}
+
 void file::read_at_all_begin(offset_t offset, void* buf, count_t count, const datatype& type) {
   split_begin(impl(), "file::read_at_all_begin", split_kind::read_at_all, offset, buf, count, type);
 }

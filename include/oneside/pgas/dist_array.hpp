@@ -26,6 +26,10 @@
 //   of the owned cells and local_with_halo() a dense view of the whole padded block (owned
 //   local index l at l + width). halo_exchange() / halo_exchange_async() (collective) fill
 //   every rank's padding, corners included, from its neighbours' owned cells.
+// - Files: a.save(path) / a.load(path) (collective) write and read one file in the layout of
+//   array_file.hpp (a header, then the elements in global row-major order), so a file saved
+//   with one distribution or rank count loads into an array of any other; a.save_async(path)
+//   starts the write with a split collective and returns a future.
 // - Errors (oneside::error, naming the array, the call, the index or region and the rank; the
 //   call changes nothing): arg for an index or a region outside the extents, a buffer whose
 //   size is not the region's, arguments that differ between ranks, an invalid pattern; no_mem
@@ -45,6 +49,7 @@
 #include <utility>
 #include <vector>
 
+#include <oneside/pgas/array_file.hpp>
 #include <oneside/pgas/communication.hpp>
 #include <oneside/pgas/distribution.hpp>
 #include <oneside/pgas/future.hpp>
@@ -54,6 +59,7 @@
 #include <oneside/pgas/local_view.hpp>
 #include <oneside/pgas/pattern.hpp>
 #include <oneside/pgas/region.hpp>
+#include <oneside/runtime/datatype.hpp>
 #include <oneside/runtime/task_arena.hpp>
 #include <oneside/runtime/team.hpp>
 #include <oneside/runtime/types.hpp>
@@ -118,6 +124,29 @@ future<> move_region(const array_desc& a, const std::size_t* lo, const std::size
 // `from`; barriers before and after. Validates first (arg, naming "dist_array copy").
 void copy_region(const array_desc& from, const std::size_t* from_lo, const array_desc& to,
                  const std::size_t* to_lo, const std::size_t* extents, const team& t);
+// What save and load know of one array (pgas/dist_array/array_file.cpp).
+struct array_io {
+  std::string_view name;
+  const team* t = nullptr;
+  bool valid = false;  // false for a moved-from array
+  std::span<const dim_map> dims;
+  std::span<const distribution> dists;
+  std::span<const int> grid;
+  std::span<const std::size_t> halo;  // width per dimension (empty: none)
+  std::size_t element = 0;
+  std::string_view type_name;
+  void* block = nullptr;  // this rank's storage (padded by the halo)
+  rank_t me = 0;
+};
+// Collective over a.t: writes the array to `path` (created or replaced) and returns once the
+// file is complete and closed on every member.
+void save_array(const array_io& a, std::string_view path, const save_options& o);
+// Collective over a.t: starts the write (a split collective) and returns; the future is ready
+// once this member's part is in the file.
+future<> save_array_async(const array_io& a, std::string_view path, const save_options& o);
+// Collective over a.t: checks the file's header against the array, then reads it into every
+// member's block.
+void load_array(const array_io& a, std::string_view path);
 // error(arg): index idx (of a.dims.size() entries) is outside the extents.
 // error(arg): copy between regions of different extents (N = a.dims.size()).
 [[noreturn]] void regions_differ(const array_desc& a, const std::size_t* from_extents,
@@ -322,6 +351,41 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
   }
   void halo_exchange() { halo_exchange_async().wait(); }
 
+  // ---- files ------------------------------------------------------------------------------
+
+  // Writes the array to `path` (created, or replaced) in the layout of array_file.hpp: a
+  // header naming the element type (predefined types by name, others as "bytes"), the extents
+  // and this array's distribution, then every element in global row-major order (the halo is
+  // not saved). Collective over the team (every member, the same path and options); returns
+  // once every member's part is written and the file closed (with o.sync, on the device). The
+  // array is only read. Errors (on every member alike): those of file::open (no_such_file for a
+  // missing directory, access, …), io and no_space from the writes, arg for a moved-from array
+  // or metadata over 1024 bytes. A crash during a save leaves a partial file: write to a
+  // temporary name and rename it once save returned (apps/stencil's checkpoints do).
+  void save(std::string_view path, const save_options& o = {}) const {
+    pgas::detail::save_array(io(), path, o);
+  }
+  // The same, overlapped: collective over the team; opens the file, writes the header and
+  // starts the data with write_at_all_begin (the file's I/O thread writes while the caller
+  // computes), then returns. The future is ready when this member's part is in the file and
+  // its handle released (write_at_all_end), which happens when the thread that called
+  // save_async polls it (wait(), is_ready(), or progress() on that thread: a split
+  // collective ends on the thread that began it, IO-12). The file is complete once every
+  // member's future is ready (e.g. a barrier after the waits). The array must not be written
+  // until then (with a halo its cells are packed at the call and may be written at once).
+  // o.sync is not available here (arg). Wait for the future before the runtime closes.
+  // Errors: as save, from the call or from the future.
+  future<> save_async(std::string_view path, const save_options& o = {}) const {
+    return pgas::detail::save_array_async(io(), path, o);
+  }
+  // Reads the array from `path`, a file written by save with any distribution and rank count.
+  // Collective over the team. Before anything is read, member 0 reads the header and every
+  // member checks it against the array: errors (on every member alike, naming the file and
+  // the mismatch; the array unchanged) no_such_file/access/… (opening it), io (not an array
+  // file, or shorter than its header says), type (another element type or size), arg (another
+  // rank N or other extents, a moved-from array). The halo cells are not touched.
+  void load(std::string_view path) { pgas::detail::load_array(io(), path); }
+
   // ---- bulk access -------------------------------------------------------------------------
 
   // Reads region r into `out` (r.size() elements, row-major over r.extents). The future is
@@ -383,6 +447,28 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
       s.push_back(h.periodic[d] ? 1 : 0);
     }
     return s;
+  }
+  static std::string_view element_type_name() noexcept {
+    if constexpr (predefined_element<T>) {
+      return basic_type_name(basic_type_v<T>);
+    } else {
+      return "bytes";
+    }
+  }
+  pgas::detail::array_io io() const noexcept {
+    pgas::detail::array_io a;
+    a.name = name_;
+    a.t = &team_;
+    a.valid = !bases_.empty();
+    a.dims = pattern_.dims();
+    a.dists = pattern_.distributions();
+    a.grid = pattern_.grid();
+    if (halo_.any()) a.halo = halo_.width;
+    a.element = sizeof(T);
+    a.type_name = element_type_name();
+    a.block = raw();
+    a.me = me_;
+    return a;
   }
   pgas::detail::array_desc desc() const noexcept {
     if (!halo_.any()) return {name_, pattern_.dims(), bases_, world_ranks_, sizeof(T)};

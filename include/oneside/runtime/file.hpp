@@ -252,6 +252,13 @@ class file {
   void write_ordered_begin(const void* buf, count_t count, const datatype& type);
   io_status write_ordered_end(const void* buf);
 
+  // Whether the active split collective's access has completed on this member, so that its
+  // end returns without waiting for data (a oneside extension, for the pgas layer's futures of
+  // dist_array::save_async: MPI has no test for split collectives). Not collective; any thread.
+  // With collective buffering: whether this member's aggregator access (if it is one)
+  // completed; the end is still collective then. Errors: io (no split collective is active).
+  bool split_test() const;
+
   detail::file_impl& impl() const;  // for the layers above; raises error(file) on a null handle
 
  private:
