@@ -25,6 +25,8 @@ using detail::split_kind;
 
 namespace detail {
 
+std::atomic<bool> fail_shared_pointer_for_testing{false};
+
 file_impl::~file_impl() {
   release();
 }
@@ -282,13 +284,32 @@ file file::open(const oneside::team& t, std::string_view path, file_mode mode, c
     if (steer[i] > 0) impl->hints.set(keys[i], std::to_string(steer[i]));
   }
   // The shared file pointer: a word in member 0's exposed memory.
+  // Every member learns whether member 0 got it: a failure there is every member's error
+  // (with the class member 0 saw), and the file member 0 created is removed.
   transport::backend& tp = transport::current(call);
-  std::uint64_t addr = 0;
+  std::uint64_t word[2] = {0, 0};  // address, error class + 1 (0: allocated)
+  std::string why;
   if (root) {
-    impl->shared_word = tp.allocate_segment(64, {.call = call});
-    addr = impl->shared_word.address();
+    try {
+      if (detail::fail_shared_pointer_for_testing.exchange(false)) {
+        detail::raise(error_class::no_mem, {.call = call}, "allocation failure forced by a test");
+      }
+      impl->shared_word = tp.allocate_segment(64, {.call = call});
+      word[0] = impl->shared_word.address();
+    } catch (const oneside::error& e) {
+      word[1] = static_cast<std::uint64_t>(e.error_class()) + 1;
+      why = std::string(": ") + e.what();
+    }
   }
-  impl->shared_addr = static_cast<std::uintptr_t>(broadcast(t, addr, 0));
+  broadcast(t, word, 2, datatype::of<std::uint64_t>(), 0);
+  if (word[1] != 0) {
+    if (root && created) ::unlink(impl->path.c_str());
+    impl->fail(static_cast<error_class>(word[1] - 1), call,
+               "member 0 cannot allocate the shared file pointer; the file is not open on any "
+               "member" +
+                   why);
+  }
+  impl->shared_addr = static_cast<std::uintptr_t>(word[0]);
   impl->shared_owner = t.to_world(0);
   if (has(mode, file_mode::append)) {
     struct stat st {};

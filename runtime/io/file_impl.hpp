@@ -215,6 +215,10 @@ struct file_impl {
   void release() noexcept;
 };
 
+// A test hook: when set, the next file::open fails member 0's allocation of the shared file
+// pointer's word (error no_mem), as a heap at its cap would; cleared by that open.
+extern std::atomic<bool> fail_shared_pointer_for_testing;
+
 // Whether the _all and _at_all forms on `f` use collective buffering (the hint
 // collective_buffering=true, and not in atomic mode).
 bool uses_two_phase(const file_impl& f);

@@ -24,6 +24,7 @@
 #include <oneside/oneside.hpp>
 
 #include "expect_error.hpp"
+#include "io/file_impl.hpp"
 #include "rank_test.hpp"
 
 namespace oneside::test {
@@ -192,6 +193,33 @@ TEST_F(File, OpenChecksModesAndReportsMissingOrExistingFiles) {
   EXPECT_FALSE(exists(p));
   expect_error(error_class::no_such_file, "file::remove", [&] { file::remove(p); });
   expect_error(error_class::bad_file, "file::remove", [&] { file::remove(""); });
+}
+
+// Member 0 holds the shared file pointer's word; when it cannot allocate it (forced here by a
+// test hook, as a heap at its cap would), every member's open fails with member 0's class
+// instead of the others waiting for a word that never comes, and the file it created is gone.
+TEST_F(File, OpenFailsEverywhereWhenMemberZeroCannotHoldTheSharedPointer) {
+  const std::string p = path("no-shared-word");
+  if (rank() == 0) detail::fail_shared_pointer_for_testing = true;
+  std::string message;
+  expect_error(error_class::no_mem, "file::open", [&] {
+    try {
+      (void)file::open(world(), p, rw_create);
+    } catch (const oneside::error& e) {
+      message = e.what();
+      throw;
+    }
+  });
+  EXPECT_NE(message.find("member 0 cannot allocate the shared file pointer"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find(p), std::string::npos) << "the message names the file: " << message;
+  EXPECT_FALSE(detail::fail_shared_pointer_for_testing.load()) << "the hook fired once";
+  barrier(world());
+  EXPECT_FALSE(exists(p)) << "the failed open left the file it created";
+  // The team is in step afterwards: the next open works everywhere.
+  file f = file::open(world(), p, rw_create);
+  EXPECT_TRUE(f.is_open());
+  f.close();
 }
 
 TEST_F(File, PermissionsAreCheckedAndNothingIsWritten) {
