@@ -150,6 +150,7 @@ void run_file_op(file_op& op) noexcept {
     std::uint64_t done = 0;
     int err = 0;
     for (const file_piece& p : op.pieces) {
+      if (op.mapped_base >= 0) done = static_cast<std::uint64_t>(p.at - op.mapped_base);
       if (op.write) {
         err = write_fully(op.fd, data + done, p.len, p.at);
         if (err != 0) break;

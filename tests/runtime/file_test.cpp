@@ -485,13 +485,17 @@ TEST_F(File, RandomViewsAndDatatypesMatchTheSerialModel) {
     for (auto& c : counts) c = static_cast<count_t>(rng() % 5);
     const count_t count = counts[static_cast<std::size_t>(rank())];
 
-    // Half the iterations go through collective buffering, with one aggregator per node or
-    // cb_nodes of them, domains on stripe boundaries or not.
+    // Half the iterations go through collective buffering, with the default aggregators or
+    // cb_nodes of them, domains on stripe boundaries or not, and half of those with buffers
+    // of a few bytes: many rounds through both halves, the write's buffer reused by the read.
+    // A quarter turn it off, a quarter leave it to the views (on when they interleave).
     info hints;
     const unsigned cb = rng() % 4;
     if (cb >= 2) hints.set("collective_buffering", "true");
+    if (cb == 0) hints.set("collective_buffering", "false");
     if (cb == 3) hints.set("cb_nodes", std::to_string(1 + rng() % static_cast<unsigned>(size())));
     if (rng() % 2 == 0) hints.set("striping_unit", std::to_string(1 + rng() % 64));
+    if (cb >= 2 && rng() % 2 == 0) hints.set("cb_buffer_size", std::to_string(1 + rng() % 48));
     file f = file::open(world(), p, rw_create, hints);
     f.set_size(0);
     f.set_view(disp, et, ft);
