@@ -8,8 +8,8 @@ a contiguous view and with an interleaved one (4 KiB blocks round-robin over the
        (bench/peers/mpi_io_bench, Open MPI's default I/O component, OMPIO);
   >= 0.8x the file system's dd-style single-stream write bandwidth
        (oneside_io_bench --engine dd: one process, one large pwrite of the same total).
-Programs: bench/micro/io_bench.cpp (oneside_io_bench, engines direct and cb = collective
-buffering; --cb-nodes adds the hint cb_nodes to cb) under oneside-run, the peer under mpirun
+Programs: bench/micro/io_bench.cpp (oneside_io_bench, engines default = file::open's defaults,
+direct = collective buffering off, cb = on; --cb-nodes adds the hint cb_nodes) under oneside-run, the peer under mpirun
 (bound to cores at 2 ranks, unbound and oversubscribed above the core count), dd at 1 rank.
 
 Each round launches every configuration once, the order rotated from one round to the next, so
@@ -23,7 +23,7 @@ Standard library only; needs a build directory holding oneside_io_bench, mpi_io_
 oneside-run:
 
     bench/run_io.py --build-dir build/work [--runs 3] [--ranks 2 4] [--dirs /tmp /dev/shm] \
-        [--patterns contiguous interleaved] [--engines direct cb] [--bytes 1073741824]
+        [--patterns contiguous interleaved] [--engines default direct] [--bytes 1073741824]
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--dirs", nargs="+", default=["/tmp", "/dev/shm"])
     p.add_argument("--patterns", nargs="+", choices=("contiguous", "interleaved"),
                    default=["contiguous", "interleaved"])
-    p.add_argument("--engines", nargs="+", choices=("direct", "cb"), default=["direct", "cb"])
+    p.add_argument("--engines", nargs="+", choices=("default", "direct", "cb"),
+                   default=["default", "direct"])
     p.add_argument("--cb-nodes", type=int, default=0,
                    help="the hint cb_nodes for the cb engine and the peer (default: none)")
     p.add_argument("--bytes", type=int, default=1 << 30)
@@ -104,7 +105,7 @@ def configs(a: argparse.Namespace, bindir: Path) -> list[config]:
                                   [a.mpirun, "-n", str(n), *bind, str(bindir / "mpi_io_bench"),
                                    *args, *hints], env))
                 for e in a.engines:
-                    extra = hints if e == "cb" else []
+                    extra = hints if e != "direct" else []
                     out.append(config((d, n, pat, e),
                                       [str(bindir / "oneside-run"), "-n", str(n),
                                        str(bindir / "oneside_io_bench"), "--engine", e, *args,

@@ -2,11 +2,14 @@
 // pattern, timing and report as its MPI-IO peer (../peers/mpi_io_bench.cpp,
 // ../support/io_pattern.hpp): file::write_at_all and file::read_at_all of every rank's share,
 // contiguous or 4 KiB blocks round-robin over the ranks. Engines:
-//   direct  each member moves its own data (the default of file::open)
+//   default file::open's defaults (collective buffering for interleaved views only)
+//   direct  each member moves its own data (hint collective_buffering=false)
 //   cb      collective buffering (hint collective_buffering=true: two-phase I/O)
 //   dd      the file system's single-stream rate: rank 0 alone writes (then reads) the whole
 //           total with one large pwrite (pread) per repetition, as dd with a large block does;
 //           the other ranks wait
+// --split times write_at_all_begin + _end (read_at_all_begin + _end) instead: the access runs
+// on the file's I/O thread, whose engine ONESIDE_IO_ENGINE chooses (threads or uring).
 // Run with oneside-run -n N; bench/run_io.py runs it against the peer.
 #include <cerrno>
 #include <chrono>
@@ -97,10 +100,10 @@ int run_dd(const io::options& o) {
 
 int run(int argc, char** argv) {
   io::options o;
-  o.engine = "direct";
-  if (!io::parse(argc, argv, o, "direct|cb|dd")) return 2;
+  o.engine = "default";
+  if (!io::parse(argc, argv, o, "default|direct|cb|dd")) return 2;
   if (o.engine == "dd") return run_dd(o);
-  if (o.engine != "direct" && o.engine != "cb") {
+  if (o.engine != "default" && o.engine != "direct" && o.engine != "cb") {
     std::fprintf(stderr, "oneside_io_bench: unknown engine %s\n", o.engine.c_str());
     return 2;
   }
@@ -110,6 +113,7 @@ int run(int argc, char** argv) {
   oneside::info hints;
   for (const auto& [k, v] : io::hint_pairs(o.hints)) hints.set(k, v);
   if (o.engine == "cb") hints.set("collective_buffering", "true");
+  if (o.engine == "direct") hints.set("collective_buffering", "false");
   file f = file::open(w, o.path(), file_mode::create | file_mode::rdwr, hints);
   const datatype& b = datatype::of<std::byte>();
   if (o.interleaved) {
@@ -129,14 +133,25 @@ int run(int argc, char** argv) {
     io::fill(out, w.rank(), rep + 1);
     oneside::barrier(w);
     const double t0 = now();
-    (void)f.write_at_all(0, out.data(), share, b);
+    if (o.split) {
+      f.write_at_all_begin(0, out.data(), share, b);
+      (void)f.write_at_all_end(out.data());
+    } else {
+      (void)f.write_at_all(0, out.data(), share, b);
+    }
     wt.push_back(slowest(now() - t0));
   }
   for (int rep = 0; rep < o.reps; ++rep) {
     std::memset(in.data(), 0, in.size());
     oneside::barrier(w);
     const double t0 = now();
-    const oneside::io_status st = f.read_at_all(0, in.data(), share, b);
+    oneside::io_status st;
+    if (o.split) {
+      f.read_at_all_begin(0, in.data(), share, b);
+      st = f.read_at_all_end(in.data());
+    } else {
+      st = f.read_at_all(0, in.data(), share, b);
+    }
     rt.push_back(slowest(now() - t0));
     if (st.bytes != share || std::memcmp(in.data(), out.data(), in.size()) != 0) bad = 1;
   }
@@ -144,9 +159,10 @@ int run(int argc, char** argv) {
   bad = oneside::allreduce(w, bad, oneside::op::max);
   if (w.rank() == 0) {
     file::remove(o.path());
-    std::printf("oneside_io_bench engine %s ranks %d bytes %lld pattern %s dir %s\n",
-                o.engine.c_str(), w.size(), static_cast<long long>(o.bytes),
-                o.interleaved ? "interleaved" : "contiguous", o.dir.c_str());
+    std::printf("oneside_io_bench engine %s%s ranks %d bytes %lld pattern %s dir %s\n",
+                o.engine.c_str(), o.split ? " split" : "", w.size(),
+                static_cast<long long>(o.bytes), o.interleaved ? "interleaved" : "contiguous",
+                o.dir.c_str());
     io::report("write_at_all", wt, o.bytes);
     io::report("read_at_all", rt, o.bytes);
     if (bad != 0) std::printf("verification FAILED\n");

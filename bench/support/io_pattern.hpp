@@ -30,13 +30,15 @@ struct options {
   bool interleaved = false;
   int reps = 3;
   std::string engine;  // the oneside arm's variants (its --help)
+  bool split = false;  // the oneside arm: the split collectives (begin, then end) instead
   std::string hints;   // key=value,key=value: file hints for both arms
 
   std::string path() const { return dir + "/oneside-io-bench.bin"; }
 };
 
 inline void usage(const char* prog, std::string_view engines) {
-  const std::string extra = engines.empty() ? "" : " [--engine " + std::string(engines) + "]";
+  const std::string extra =
+      engines.empty() ? "" : " [--engine " + std::string(engines) + "] [--split]";
   std::fprintf(stderr,
                "usage: %s [--dir D] [--bytes N] [--pattern contiguous|interleaved] [--block B]\n"
                "          [--reps R] [--hints k=v,k=v]%s\n",
@@ -68,6 +70,8 @@ inline bool parse(int argc, char** argv, options& o, std::string_view engines = 
       o.interleaved = std::string_view(v) == "interleaved";
     } else if (!engines.empty() && a == "--engine" && (v = value())) {
       o.engine = v;
+    } else if (!engines.empty() && a == "--split") {
+      o.split = true;
     } else {
       std::fprintf(stderr, "%s: bad argument %s\n", argv[0], argv[i]);
       usage(argv[0], engines);

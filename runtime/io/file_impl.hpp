@@ -124,6 +124,9 @@ class io_worker {
   void submit(std::shared_ptr<file_op> op);
   // Returns once every submitted access completed.
   void drain();
+  // Whether the thread moves pieces through an io_uring (ONESIDE_IO_ENGINE=uring, liburing in
+  // the build, a ring the kernel granted); known once the thread ran an access.
+  bool uses_ring() const noexcept { return ring_.load(std::memory_order_acquire); }
 
  private:
   void loop();
@@ -134,8 +137,13 @@ class io_worker {
   std::deque<std::shared_ptr<file_op>> queue_;
   std::atomic<std::int64_t> outstanding_{0};
   bool stop_ = false;
+  std::atomic<bool> ring_{false};
   std::thread thread_;
 };
+
+// A test hook: the engine of I/O threads started from now on, instead of ONESIDE_IO_ENGINE's
+// (0: the setting, 1: threads, 2: uring).
+extern std::atomic<int> io_engine_for_testing;
 
 // A collective access going through collective buffering (two_phase.cpp): what end needs.
 struct two_phase {
