@@ -53,8 +53,14 @@ bool whole(int fd, std::byte* p, std::size_t len, off_t at, bool write) {
   return true;
 }
 
+// The file of this launch (rank 0's process id in its name).
+std::string launch_path(const io::options& o) {
+  return o.path(oneside::broadcast(oneside::world(), static_cast<long>(::getpid()), 0));
+}
+
 int run_dd(const io::options& o) {
   const oneside::team& w = oneside::world();
+  const std::string path = launch_path(o);
   std::vector<double> wt;
   std::vector<double> rt;
   int bad = 0;
@@ -65,7 +71,7 @@ int run_dd(const io::options& o) {
     out.resize(static_cast<std::size_t>(o.bytes));
     in.resize(out.size());
     io::fill(out, 0, 0);
-    fd = ::open(o.path().c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
     if (fd < 0 || !whole(fd, out.data(), out.size(), 0, true)) bad = 1;  // untimed
   }
   for (int rep = 0; rep < o.reps; ++rep) {
@@ -85,7 +91,7 @@ int run_dd(const io::options& o) {
   }
   if (fd >= 0) {
     ::close(fd);
-    ::unlink(o.path().c_str());
+    ::unlink(path.c_str());
   }
   bad = oneside::allreduce(w, bad, oneside::op::max);
   if (w.rank() == 0) {
@@ -114,7 +120,8 @@ int run(int argc, char** argv) {
   for (const auto& [k, v] : io::hint_pairs(o.hints)) hints.set(k, v);
   if (o.engine == "cb") hints.set("collective_buffering", "true");
   if (o.engine == "direct") hints.set("collective_buffering", "false");
-  file f = file::open(w, o.path(), file_mode::create | file_mode::rdwr, hints);
+  const std::string path = launch_path(o);
+  file f = file::open(w, path, file_mode::create | file_mode::rdwr, hints);
   const datatype& b = datatype::of<std::byte>();
   if (o.interleaved) {
     const datatype ft = datatype::resized(datatype::contiguous(o.block, b), 0, o.block * w.size());
@@ -158,7 +165,7 @@ int run(int argc, char** argv) {
   f.close();
   bad = oneside::allreduce(w, bad, oneside::op::max);
   if (w.rank() == 0) {
-    file::remove(o.path());
+    file::remove(path);
     std::printf("oneside_io_bench engine %s%s ranks %d bytes %lld pattern %s dir %s\n",
                 o.engine.c_str(), o.split ? " split" : "", w.size(),
                 static_cast<long long>(o.bytes), o.interleaved ? "interleaved" : "contiguous",

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <mpi.h>
@@ -56,8 +58,11 @@ int main(int argc, char** argv) {
     MPI_Info_create(&info);
     for (const auto& [k, v] : pairs) MPI_Info_set(info, k.c_str(), v.c_str());
   }
+  long id = static_cast<long>(::getpid());
+  MPI_Bcast(&id, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  const std::string path = o.path(id);
   MPI_File fh;
-  check(MPI_File_open(MPI_COMM_WORLD, o.path().c_str(), MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh),
+  check(MPI_File_open(MPI_COMM_WORLD, path.c_str(), MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh),
         "MPI_File_open");
   MPI_File_set_errhandler(fh, MPI_ERRORS_ARE_FATAL);
   MPI_Datatype filetype = MPI_BYTE;
@@ -103,7 +108,7 @@ int main(int argc, char** argv) {
   if (o.interleaved) MPI_Type_free(&filetype);
   if (info != MPI_INFO_NULL) MPI_Info_free(&info);
   if (rank == 0) {
-    MPI_File_delete(o.path().c_str(), MPI_INFO_NULL);
+    MPI_File_delete(path.c_str(), MPI_INFO_NULL);
     std::printf("mpi_io_bench ranks %d bytes %lld pattern %s dir %s\n", ranks,
                 static_cast<long long>(o.bytes), o.interleaved ? "interleaved" : "contiguous",
                 o.dir.c_str());

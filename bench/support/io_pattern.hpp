@@ -33,7 +33,11 @@ struct options {
   bool split = false;  // the oneside arm: the split collectives (begin, then end) instead
   std::string hints;   // key=value,key=value: file hints for both arms
 
-  std::string path() const { return dir + "/oneside-io-bench.bin"; }
+  // The file: named after rank 0's process id (the arms broadcast it), so launches that
+  // overlap never share a file.
+  std::string path(long id) const {
+    return dir + "/oneside-io-bench-" + std::to_string(id) + ".bin";
+  }
 };
 
 inline void usage(const char* prog, std::string_view engines) {
