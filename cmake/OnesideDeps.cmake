@@ -5,6 +5,13 @@ find_package(TBB REQUIRED CONFIG)                    # runtime/task
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc>=2.0)  # runtime/topology (no CMake config)
 find_package(Boost 1.74 REQUIRED CONFIG COMPONENTS context)   # runtime/fiber
+# Optional: liburing (runtime/io, ONESIDE_IO_ENGINE=uring); found -> ONESIDE_HAVE_LIBURING.
+pkg_check_modules(LIBURING QUIET IMPORTED_TARGET liburing)
+if(LIBURING_FOUND)
+  message(STATUS "oneside: liburing ${LIBURING_VERSION} found (ONESIDE_IO_ENGINE=uring)")
+else()
+  message(STATUS "oneside: liburing not found; ONESIDE_IO_ENGINE=uring runs as threads")
+endif()
 
 if(ONESIDE_BUILD_TESTS)
   find_package(GTest REQUIRED CONFIG)

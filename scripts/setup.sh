@@ -9,6 +9,7 @@ packages=(
   libtbb-dev            # per-rank task arenas (runtime/task)
   libhwloc-dev          # topology and binding (runtime/topology, launcher)
   libboost-context-dev  # fibers (runtime/fiber)
+  liburing-dev          # optional: the file I/O thread's io_uring engine (runtime/io)
   libgtest-dev libgmock-dev googletest
   libbenchmark-dev      # bench/
   libopenmpi-dev openmpi-bin  # MPI transport and the MPI peer baselines in bench/peers

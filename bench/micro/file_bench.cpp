@@ -49,7 +49,7 @@ void file_write_at_all(benchmark::State& state) {
   const bool buffered = state.range(1) != 0;
   const oneside::team& w = oneside::world();
   oneside::info hints;
-  if (buffered) hints.set("collective_buffering", "true");
+  hints.set("collective_buffering", buffered ? "true" : "false");
   file f = file::open(w, bench_file(), file_mode::create | file_mode::rdwr, hints);
   set_pattern(f, interleaved);
   std::vector<std::byte> data(static_cast<std::size_t>(per_rank), std::byte{1});

@@ -25,6 +25,8 @@ using detail::split_kind;
 
 namespace detail {
 
+std::atomic<bool> fail_shared_pointer_for_testing{false};
+
 file_impl::~file_impl() {
   release();
 }
@@ -272,23 +274,45 @@ file file::open(const oneside::team& t, std::string_view path, file_mode mode, c
     const auto v = impl->hints.get(key);
     return v ? std::stoll(*v) : 0;
   };
-  std::int64_t steer[3] = {impl->hints.get("collective_buffering").value_or("") == "true" ? 1 : 0,
-                           number("cb_nodes"), number("striping_unit")};
-  broadcast(t, steer, 3, datatype::of<std::int64_t>(), 0);
-  const char* keys[3] = {"collective_buffering", "cb_nodes", "striping_unit"};
-  for (int i = 0; i < 3; ++i) impl->hints.erase(keys[i]);
-  if (steer[0] == 1) impl->hints.set("collective_buffering", "true");
-  for (int i = 1; i < 3; ++i) {
+  const std::string cb = impl->hints.get("collective_buffering").value_or("");
+  std::int64_t steer[4] = {cb == "true"    ? 1
+                           : cb == "false" ? 2
+                                           : 0,
+                           number("cb_nodes"), number("striping_unit"), number("cb_buffer_size")};
+  broadcast(t, steer, 4, datatype::of<std::int64_t>(), 0);
+  const char* keys[4] = {"collective_buffering", "cb_nodes", "striping_unit", "cb_buffer_size"};
+  for (int i = 0; i < 4; ++i) impl->hints.erase(keys[i]);
+  if (steer[0] != 0) impl->hints.set("collective_buffering", steer[0] == 1 ? "true" : "false");
+  for (int i = 1; i < 4; ++i) {
     if (steer[i] > 0) impl->hints.set(keys[i], std::to_string(steer[i]));
   }
   // The shared file pointer: a word in member 0's exposed memory.
+  // Every member learns whether member 0 got it: a failure there is every member's error
+  // (with the class member 0 saw), and the file member 0 created is removed.
   transport::backend& tp = transport::current(call);
-  std::uint64_t addr = 0;
+  std::uint64_t word[2] = {0, 0};  // address, error class + 1 (0: allocated)
+  std::string why;
   if (root) {
-    impl->shared_word = tp.allocate_segment(64, {.call = call});
-    addr = impl->shared_word.address();
+    try {
+      if (detail::fail_shared_pointer_for_testing.exchange(false)) {
+        detail::raise(error_class::no_mem, {.call = call}, "allocation failure forced by a test");
+      }
+      impl->shared_word = tp.allocate_segment(64, {.call = call});
+      word[0] = impl->shared_word.address();
+    } catch (const oneside::error& e) {
+      word[1] = static_cast<std::uint64_t>(e.error_class()) + 1;
+      why = std::string(": ") + e.what();
+    }
   }
-  impl->shared_addr = static_cast<std::uintptr_t>(broadcast(t, addr, 0));
+  broadcast(t, word, 2, datatype::of<std::uint64_t>(), 0);
+  if (word[1] != 0) {
+    if (root && created) ::unlink(impl->path.c_str());
+    impl->fail(static_cast<error_class>(word[1] - 1), call,
+               "member 0 cannot allocate the shared file pointer; the file is not open on any "
+               "member" +
+                   why);
+  }
+  impl->shared_addr = static_cast<std::uintptr_t>(word[0]);
   impl->shared_owner = t.to_world(0);
   if (has(mode, file_mode::append)) {
     struct stat st {};
@@ -436,9 +460,13 @@ void file::set_view(offset_t disp, const datatype& etype, const datatype& filety
     if (rejected) std::rethrow_exception(rejected);
     f.fail(error_class::io, call, "another member's view was rejected; the view is unchanged");
   }
+  // Collective buffering's automatic choice (no collective_buffering hint): on when any
+  // member's view interleaves small runs with holes, the same answer on every member.
+  const int interleaved = allreduce(f.members, view->interleaved() ? 1 : 0, op::max);
   {
     std::lock_guard<std::mutex> g(f.mu);
     f.view = std::move(*view);
+    f.view_interleaved = interleaved != 0;
     f.pointer = 0;
   }
   if (f.members.rank() == 0) f.shared_store(0, call);
@@ -690,7 +718,7 @@ struct collective_access {
 
 collective_access start_collective(file_impl& f, std::string_view call, split_kind k,
                                    offset_t offset, const void* buf, count_t count,
-                                   const datatype& type, bool split) {
+                                   const datatype& type) {
   const bool write = is_write(k);
   const position where = position_of(k);
   std::unique_lock<std::mutex> g(f.mu);
@@ -732,7 +760,7 @@ collective_access start_collective(file_impl& f, std::string_view call, split_ki
     }
     std::shared_ptr<file_op> mine = make_op(f, call, write, pos, buf, count, type);
     g.unlock();
-    return {nullptr, detail::two_phase_begin(f, *mine, split)};
+    return {nullptr, detail::two_phase_begin(f, *mine)};
   }
   // _ordered: agree first, then take consecutive regions of the shared pointer in rank order.
   std::exception_ptr rejected;
@@ -778,7 +806,7 @@ collective_access start_collective(file_impl& f, std::string_view call, split_ki
 
 static io_status collective(file_impl& f, std::string_view call, split_kind k, offset_t offset,
                             const void* buf, count_t count, const datatype& type) {
-  collective_access a = start_collective(f, call, k, offset, buf, count, type, false);
+  collective_access a = start_collective(f, call, k, offset, buf, count, type);
   if (a.tp) return detail::two_phase_end(f, *a.tp);
   return finish_now(*a.op);
 }
@@ -806,7 +834,7 @@ io_status file::write_ordered(const void* buf, count_t count, const datatype& ty
 
 static void split_begin(file_impl& f, std::string_view call, split_kind k, offset_t offset,
                         const void* buf, count_t count, const datatype& type) {
-  collective_access a = start_collective(f, call, k, offset, buf, count, type, true);
+  collective_access a = start_collective(f, call, k, offset, buf, count, type);
   {
     std::lock_guard<std::mutex> g(f.mu);
     f.split = file_impl::split_state{k, buf, std::this_thread::get_id(), a.op, a.tp};

@@ -47,6 +47,11 @@ class file_view {
   const datatype& etype() const noexcept { return etype_; }
   const datatype& filetype() const noexcept { return filetype_; }
   std::size_t etype_size() const noexcept { return etype_.size(); }
+  // Whether the view's data comes in runs of less than 1 MiB with holes between them (what
+  // makes collective buffering pay: each member's accesses are many small pieces).
+  bool interleaved() const noexcept {
+    return !contiguous_ && tile_bytes_ / runs_.size() < (std::uint64_t{1} << 20);
+  }
   // Equal on members whose views are the same (IO-15's check).
   std::uint64_t signature() const noexcept { return signature_; }
 
@@ -77,8 +82,11 @@ struct file_op {
   std::vector<file_piece> pieces;
   std::uint64_t bytes = 0;  // requested data bytes
   bool write = false;
-  bool atomic = false;             // hold a record lock over the accessed range
-  std::byte* direct = nullptr;     // the user's buffer when contiguous (no staging)
+  bool atomic = false;          // hold a record lock over the accessed range
+  std::byte* direct = nullptr;  // the user's buffer when contiguous (no staging)
+  // When >= 0: piece p's data is at direct + (p.at - mapped_base) (a buffer mapping a file
+  // range, collective buffering's), instead of packed one piece after the other.
+  offset_t mapped_base = -1;
   std::vector<std::byte> staging;  // packed data (writes) or data read (reads)
   void* user = nullptr;            // reads through staging: unpacked here
   datatype type = datatype::of<std::byte>();
@@ -116,6 +124,9 @@ class io_worker {
   void submit(std::shared_ptr<file_op> op);
   // Returns once every submitted access completed.
   void drain();
+  // Whether the thread moves pieces through an io_uring (ONESIDE_IO_ENGINE=uring, liburing in
+  // the build, a ring the kernel granted); known once the thread ran an access.
+  bool uses_ring() const noexcept { return ring_.load(std::memory_order_acquire); }
 
  private:
   void loop();
@@ -126,32 +137,41 @@ class io_worker {
   std::deque<std::shared_ptr<file_op>> queue_;
   std::atomic<std::int64_t> outstanding_{0};
   bool stop_ = false;
+  std::atomic<bool> ring_{false};
   std::thread thread_;
 };
 
-// A collective access going through collective buffering (two_phase.cpp).
+// A test hook: the engine of I/O threads started from now on, instead of ONESIDE_IO_ENGINE's
+// (0: the setting, 1: threads, 2: uring).
+extern std::atomic<int> io_engine_for_testing;
+
+// A collective access going through collective buffering (two_phase.cpp): what end needs.
 struct two_phase {
   bool write = false;
   std::string call;
   std::uint64_t bytes = 0;  // this member's requested data bytes
   datatype type = datatype::of<std::byte>();
   count_t count = 0;
-  void* user = nullptr;
-  std::byte* direct = nullptr;
-  std::vector<rank_t> aggregators;  // team ranks; domain d belongs to aggregators[d]
-  offset_t lo = 0;
-  offset_t chunk = 0;
-  // This member's pieces in view order: which domain, which of the pieces sent there, length.
-  struct part {
-    std::size_t domain;
-    std::size_t index;
-    std::size_t len;
-  };
-  std::vector<part> mine;
-  // At an aggregator: each member's pieces of its domain, and its own file access.
-  std::vector<std::vector<file_piece>> requests;
-  std::shared_ptr<file_op> agg;
-  bool submitted = false;  // agg runs on the I/O thread (split forms) or in end (blocking)
+  void* user = nullptr;  // reads into non-contiguous memory: unpacked here at end
+  std::vector<std::byte> packed;
+  std::uint64_t delivered = 0;  // reads: data bytes this member got (short at the end of file)
+  // At an aggregator: its file accesses still running on the I/O thread, and whether any of
+  // its accesses failed (the first error).
+  std::vector<std::shared_ptr<file_op>> pending;
+  std::exception_ptr error;
+};
+
+// Collective buffering's lasting state of a file (made by its first collective-buffered call,
+// reused by every later one): the aggregators, and at each aggregator a buffer of two halves in
+// exposed memory that the members put their pieces into (writes) or get them from (reads), one
+// half per round, so that the next round's exchange overlaps this round's file access.
+struct cb_state {
+  bool ready = false;
+  std::vector<rank_t> aggregators;   // team ranks; domain d belongs to aggregators[d]
+  std::vector<rank_t> world;         // the same, as world ranks
+  std::vector<std::uintptr_t> addr;  // each aggregator's buffer
+  std::size_t half = 0;              // bytes of one half: one round of a domain
+  transport::segment own;            // this member's buffer when it is an aggregator
 };
 
 enum class split_kind : std::uint8_t {
@@ -176,7 +196,8 @@ struct file_impl {
   // from several threads).
   mutable std::mutex mu;
   file_view view;
-  offset_t pointer = 0;  // individual file pointer, etypes
+  bool view_interleaved = false;  // any member's view is interleaved() (set_view agrees)
+  offset_t pointer = 0;           // individual file pointer, etypes
 
   // The shared file pointer (etypes): a word in member 0's exposed memory.
   transport::segment shared_word;  // member 0 only
@@ -192,6 +213,7 @@ struct file_impl {
   };
   std::optional<split_state> split;
 
+  cb_state cb;  // declared before the worker: the I/O thread is joined before it goes
   io_worker worker;
 
   ~file_impl();
@@ -215,13 +237,18 @@ struct file_impl {
   void release() noexcept;
 };
 
-// Whether the _all and _at_all forms on `f` use collective buffering (the hint
-// collective_buffering=true, and not in atomic mode).
+// A test hook: when set, the next file::open fails member 0's allocation of the shared file
+// pointer's word (error no_mem), as a heap at its cap would; cleared by that open.
+extern std::atomic<bool> fail_shared_pointer_for_testing;
+
+// Whether the _all and _at_all forms on `f` use collective buffering: the hint
+// collective_buffering says so ("true"/"false"), or, without it, any member's view is
+// interleaved; never in atomic mode.
 bool uses_two_phase(const file_impl& f);
-// Collective: exchanges the pieces of `mine` (an access built by make_op) with the aggregators
-// and starts each aggregator's file access on its I/O thread (or leaves it to end, which runs
-// it on the calling thread, when not `on_io_thread`: the blocking collectives).
-std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine, bool on_io_thread);
+// Collective: moves the pieces of `mine` (an access built by make_op) through the aggregators'
+// buffers, round by round; the aggregators' last file accesses may still run on the I/O thread
+// when it returns.
+std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine);
 // Collective: waits for this member's aggregator access, sends read data back, returns the
 // member's status; raises when any aggregator failed.
 io_status two_phase_end(file_impl& f, two_phase& s);

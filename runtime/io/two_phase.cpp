@@ -1,16 +1,22 @@
-// Collective buffering (two-phase I/O, as ROMIO and OMPIO do it) for the _all and _at_all forms:
-// the file range the members access together is cut into one contiguous domain per aggregator
-// (one member per node by default, cb_nodes of them when the hint says so); the members
-// exchange their pieces with the aggregators over oneside's collectives (alltoallv), and each
-// aggregator writes its domain in a few large pwrites — or, for a read, reads its members'
-// requests coalesced, holes of up to 64 KiB included (data sieving), and sends each member its
-// bytes back at the end. Begin does the exchange of a write and the request exchange of a read,
-// then hands the aggregator's file access to the I/O thread; end waits for it, and for a read
-// sends the data back. Both ends learn whether any aggregator failed.
+// Collective buffering (two-phase I/O, as ROMIO and OMPIO do it) for the _all and _at_all forms.
+// The file range the members access together is cut into one contiguous domain per aggregator
+// (one member per node by default, every member of a team on one node, cb_nodes of them when
+// the hint says so), and each domain into rounds of cb_buffer_size bytes (1 MiB by default). Each
+// aggregator keeps a buffer of two such halves in exposed memory for the life of the file (made by
+// the first collectively buffered call). Writes: in each round every member puts its pieces of that
+// round straight into the aggregators' halves with the transport's gather-scatter put (one copy, no
+// staging), a barrier closes the round, and the aggregator hands the half to its I/O thread,
+// which writes each covered span with one pwrite while the members fill the other half. Reads
+// the other way round: the I/O thread reads the next round's spans (holes of up to 64 KiB read
+// through: data sieving) while the members get this round's pieces out of the other half.
+// Which file bytes each round covers the aggregators learn once per call, from one exchange of
+// (offset, length) lists; rounds nobody accesses are skipped. Every member learns at the end
+// whether any aggregator's file access failed.
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <sys/stat.h>
 
 #include <oneside/runtime/collectives.hpp>
 #include <oneside/runtime/wait.hpp>
@@ -22,10 +28,15 @@ namespace oneside::detail {
 
 namespace {
 
-constexpr offset_t sieve_gap = 64 * 1024;  // holes a read coalesces over
+constexpr offset_t sieve_gap = 64 * 1024;  // holes a read reads through
+// cb_buffer_size's default: ROMIO's is 16 MiB, but halves that stay in the cache while the
+// members fill them and the I/O thread writes them out measured 2-3x faster here (512 KiB -
+// 1 MiB against 4-16 MiB, bench/run_io.py).
+constexpr std::size_t default_half = std::size_t{1} << 20;
 
-// The aggregators (team ranks, ascending): the first member of each node, or `cb_nodes`
-// members spread evenly over the team when the hint gives that many.
+// The aggregators (team ranks, ascending): the first member of each node (every member when
+// the team is on one node), or `cb_nodes` members spread evenly over the team when the hint
+// gives that many.
 std::vector<rank_t> choose_aggregators(const team& t, const info& hints) {
   const int n = t.size();
   if (auto v = hints.get("cb_nodes")) {
@@ -46,304 +57,346 @@ std::vector<rank_t> choose_aggregators(const team& t, const info& hints) {
       out.push_back(r);
     }
   }
+  // A team on one node writes through the node's page cache, whose copies scale with the
+  // cores: every member aggregates (one aggregator measured 2-3x slower, bench/run_io.py).
+  if (seen.size() == 1) {
+    out.clear();
+    for (rank_t r = 0; r < n; ++r) out.push_back(r);
+  }
   return out;
 }
 
-template <class T>
-void put(std::byte*& p, const T& v) {
-  std::memcpy(p, &v, sizeof v);
-  p += sizeof v;
-}
-
-template <class T>
-T take(const std::byte*& p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  p += sizeof v;
-  return v;
-}
-
-// The bytes each member sends to or receives from each member, in one buffer (no zeroing).
-struct mailbox {
-  std::vector<count_t> counts;
-  std::vector<count_t> displs;
-  std::unique_ptr<std::byte[]> buf;
-  explicit mailbox(std::size_t n) : counts(n, 0), displs(n, 0) {}
-  // Lays the buffer out once counts are known.
-  void allocate() {
-    count_t total = 0;
-    for (std::size_t r = 0; r < counts.size(); ++r) {
-      displs[r] = total;
-      total += counts[r];
+// Collective: makes the file's aggregators and their buffers, once. When an aggregator cannot
+// get its buffer, every member raises its error class (nothing is left half made).
+void ensure_buffers(file_impl& f, std::string_view call) {
+  cb_state& cb = f.cb;
+  if (cb.ready) return;
+  const team& t = f.members;
+  cb.aggregators = choose_aggregators(t, f.hints);
+  cb.half = default_half;
+  if (auto v = f.hints.get("cb_buffer_size")) cb.half = static_cast<std::size_t>(std::stoll(*v));
+  const bool me =
+      std::find(cb.aggregators.begin(), cb.aggregators.end(), t.rank()) != cb.aggregators.end();
+  // {address, error class + 1}
+  std::uint64_t mine[2] = {0, 0};
+  std::string why;
+  if (me) {
+    try {
+      cb.own = transport::current(call).allocate_segment(2 * cb.half, {.call = call});
+      mine[0] = cb.own.address();
+    } catch (const oneside::error& e) {
+      mine[1] = static_cast<std::uint64_t>(e.error_class()) + 1;
+      why = e.what();
     }
-    // At least one byte: alltoallv rejects null buffers even when nothing moves.
-    buf = std::make_unique_for_overwrite<std::byte[]>(static_cast<std::size_t>(total) + 1);
   }
-  std::byte* at(std::size_t r) const { return buf.get() + displs[r]; }
+  std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(t.size()));
+  allgather(t, mine, 2, datatype::of<std::uint64_t>(), all.data());
+  for (rank_t r = 0; r < t.size(); ++r) {
+    const std::uint64_t ec = all[2 * static_cast<std::size_t>(r) + 1];
+    if (ec == 0) continue;
+    cb.own = transport::segment();
+    f.fail(static_cast<error_class>(ec - 1), call,
+           "aggregator " + std::to_string(r) + " cannot allocate its collective buffer of " +
+               std::to_string(2 * cb.half) + " bytes" + (why.empty() ? "" : ": " + why));
+  }
+  for (rank_t a : cb.aggregators) {
+    cb.world.push_back(t.to_world(a));
+    cb.addr.push_back(static_cast<std::uintptr_t>(all[2 * static_cast<std::size_t>(a)]));
+  }
+  cb.ready = true;
+}
+
+// A piece of this member's data cut at domain and round boundaries.
+struct cut {
+  std::uint32_t domain;
+  std::uint32_t round;  // index into the call's rounds (before skipping empty ones)
+  offset_t at;
+  std::size_t len;
+  std::uint64_t src;  // where its data is in this member's packed data
 };
 
-// alltoallv of bytes: out's part r goes to member r; returns what each member sent here.
-mailbox exchange_bytes(const team& t, const mailbox& out) {
-  mailbox in(out.counts.size());
-  alltoall(t, out.counts.data(), in.counts.data(), 1, datatype::of<count_t>());
-  in.allocate();
-  alltoallv(t, out.buf.get(), out.counts, out.displs, in.buf.get(), in.counts, in.displs,
-            datatype::of<std::byte>());
-  return in;
+// The byte ranges of `spans` (sorted, disjoint) inside [lo, hi), clipped.
+template <class F>
+void spans_in(const std::vector<file_piece>& spans, std::size_t& cursor, offset_t lo, offset_t hi,
+              F&& fn) {
+  while (cursor < spans.size() &&
+         spans[cursor].at + static_cast<offset_t>(spans[cursor].len) <= lo) {
+    ++cursor;
+  }
+  for (std::size_t i = cursor; i < spans.size() && spans[i].at < hi; ++i) {
+    const offset_t a = std::max(lo, spans[i].at);
+    const offset_t b = std::min(hi, spans[i].at + static_cast<offset_t>(spans[i].len));
+    if (a < b) fn(file_piece{a, static_cast<std::size_t>(b - a)});
+  }
 }
 
 }  // namespace
 
 bool uses_two_phase(const file_impl& f) {
+  if (f.atomic) return false;  // atomic mode: each member's access stays one access
   const auto v = f.hints.get("collective_buffering");
-  return v && *v == "true" && !f.atomic;  // atomic mode: each member's access stays one access
+  return v ? *v == "true" : f.view_interleaved;
 }
 
-std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine, bool on_io_thread) {
+std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine) {
   const team& t = f.members;
+  ensure_buffers(f, mine.call);
+  const cb_state& cb = f.cb;
+  transport::backend& tp = transport::current(mine.call);
   auto s = std::make_shared<two_phase>();
   s->write = mine.write;
   s->bytes = mine.bytes;
   s->type = mine.type;
   s->count = mine.count;
   s->user = mine.user;
-  s->direct = mine.direct;
   s->call = mine.call;
-  // The range every member accesses together.
-  std::int64_t range[2] = {std::numeric_limits<std::int64_t>::max(),
+  std::byte* data = mine.direct;
+  if (data == nullptr && mine.write) data = mine.staging.data();
+  if (data == nullptr) {  // a read into non-contiguous memory: packed here, unpacked at end
+    s->packed = std::move(mine.staging);
+    data = s->packed.data();
+  }
+
+  // The range every member accesses together, and (reads) the file's size.
+  std::int64_t range[3] = {std::numeric_limits<std::int64_t>::max(),
+                           std::numeric_limits<std::int64_t>::max(),
                            std::numeric_limits<std::int64_t>::max()};
   for (const file_piece& p : mine.pieces) {
     range[0] = std::min(range[0], p.at);
     range[1] = std::min(range[1], -(p.at + static_cast<offset_t>(p.len)));
   }
-  std::int64_t all[2];
-  allreduce(t, range, all, 2, datatype::of<std::int64_t>(), op::min);
-  const std::vector<rank_t> aggs = choose_aggregators(t, f.hints);
-  s->aggregators = aggs;
+  if (!s->write) {
+    struct stat st {};
+    range[2] = ::fstat(f.fd, &st) == 0 ? st.st_size : 0;
+  }
+  std::int64_t all[3];
+  allreduce(t, range, all, 3, datatype::of<std::int64_t>(), op::min);
   if (all[0] == std::numeric_limits<std::int64_t>::max()) return s;  // nobody accesses anything
   const offset_t lo = all[0];
   const offset_t hi = -all[1];
-  const auto na = static_cast<offset_t>(aggs.size());
+  const offset_t file_size = all[2];
+  const auto na = static_cast<offset_t>(cb.aggregators.size());
   offset_t chunk = (hi - lo + na - 1) / na;
   if (auto su = f.hints.get("striping_unit")) {  // domains start on stripe boundaries
     const offset_t unit = std::stoll(*su);
     chunk = (chunk + unit - 1) / unit * unit;
   }
-  s->lo = lo;
-  s->chunk = chunk;
+  const auto half = static_cast<offset_t>(cb.half);
+  const offset_t rounds = (chunk + half - 1) / half;  // per domain
 
-  // Cut this member's pieces at domain boundaries, in view order; one message per aggregator:
-  // the piece count, (offset, length) pairs, then (writes) the data.
-  const std::byte* data = mine.direct != nullptr ? mine.direct : mine.staging.data();
-  const std::size_t n = static_cast<std::size_t>(t.size());
-  struct cut {
-    file_piece piece;
-    std::uint64_t src;  // where its data is in this member's packed data
-  };
-  std::vector<std::vector<cut>> per(aggs.size());
-  std::uint64_t done = 0;
+  // This member's pieces cut at domain and round boundaries; counted per round.
+  std::vector<cut> cuts;
+  std::vector<std::int64_t> per_round(static_cast<std::size_t>(rounds), 0);
+  std::vector<count_t> list_bytes(static_cast<std::size_t>(t.size()), 0);
+  std::uint64_t src = 0;
   for (const file_piece& p : mine.pieces) {
     offset_t at = p.at;
     std::size_t left = p.len;
     while (left > 0) {
-      const auto d = static_cast<std::size_t>((at - lo) / chunk);
-      const offset_t end = lo + static_cast<offset_t>(d + 1) * chunk;
+      const offset_t d = (at - lo) / chunk;
+      const offset_t k = (at - lo - d * chunk) / half;
+      const offset_t end = std::min(lo + (d + 1) * chunk, lo + d * chunk + (k + 1) * half);
       const std::size_t len = std::min<std::size_t>(left, static_cast<std::size_t>(end - at));
-      per[d].push_back({{at, len}, done});
-      s->mine.push_back({d, per[d].size() - 1, len});
-      done += len;
+      cuts.push_back({static_cast<std::uint32_t>(d), static_cast<std::uint32_t>(k), at, len, src});
+      ++per_round[static_cast<std::size_t>(k)];
+      list_bytes[static_cast<std::size_t>(cb.aggregators[static_cast<std::size_t>(d)])] += 16;
+      src += len;
       at += static_cast<offset_t>(len);
       left -= len;
     }
   }
-  mailbox out(n);
-  for (std::size_t d = 0; d < aggs.size(); ++d) {
-    if (per[d].empty()) continue;
-    count_t bytes = 8 + 16 * static_cast<count_t>(per[d].size());
-    if (s->write) {
-      for (const cut& c : per[d]) bytes += static_cast<count_t>(c.piece.len);
-    }
-    out.counts[static_cast<std::size_t>(aggs[d])] = bytes;
+  // Which rounds anybody uses.
+  std::vector<std::int64_t> used(per_round.size());
+  allreduce(t, per_round.data(), used.data(), static_cast<count_t>(per_round.size()),
+            datatype::of<std::int64_t>(), op::sum);
+  std::vector<std::uint32_t> live;
+  for (std::size_t k = 0; k < used.size(); ++k) {
+    if (used[k] > 0) live.push_back(static_cast<std::uint32_t>(k));
   }
-  out.allocate();
-  for (std::size_t d = 0; d < aggs.size(); ++d) {
-    if (per[d].empty()) continue;
-    std::byte* m = out.at(static_cast<std::size_t>(aggs[d]));
-    const std::uint64_t k = per[d].size();
-    put(m, k);
-    for (const cut& c : per[d]) {
-      put(m, c.piece.at);
-      put(m, static_cast<std::uint64_t>(c.piece.len));
-    }
-    if (!s->write) continue;
-    for (const cut& c : per[d]) {
-      std::memcpy(m, data + c.src, c.piece.len);
-      m += c.piece.len;
-    }
-  }
-  const mailbox got = exchange_bytes(t, out);
 
-  const auto me = std::find(aggs.begin(), aggs.end(), t.rank());
-  if (me == aggs.end()) return s;
-  // The aggregator: every member's pieces of this domain.
-  struct incoming {
-    file_piece piece;
-    const std::byte* data;
-  };
-  std::vector<incoming> pieces;
-  s->requests.resize(n);
-  std::size_t total = 0;
-  for (std::size_t r = 0; r < n; ++r) {
-    if (got.counts[r] == 0) continue;
-    const std::byte* p = got.at(r);
-    const auto k = take<std::uint64_t>(p);
-    for (std::uint64_t i = 0; i < k; ++i) {
-      const auto at = take<offset_t>(p);
-      const auto len = take<std::uint64_t>(p);
-      s->requests[r].push_back({at, static_cast<std::size_t>(len)});
-    }
-    for (const file_piece& q : s->requests[r]) {
-      pieces.push_back({q, p});
-      if (s->write) p += q.len;
-      total += q.len;
+  // The aggregators learn which bytes of their domains are accessed: (offset, length) lists.
+  const std::size_t n = static_cast<std::size_t>(t.size());
+  std::vector<count_t> in_bytes(n);
+  alltoall(t, list_bytes.data(), in_bytes.data(), 1, datatype::of<count_t>());
+  std::vector<count_t> out_displ(n, 0);
+  std::vector<count_t> in_displ(n, 0);
+  for (std::size_t r = 1; r < n; ++r) {
+    out_displ[r] = out_displ[r - 1] + list_bytes[r - 1];
+    in_displ[r] = in_displ[r - 1] + in_bytes[r - 1];
+  }
+  std::vector<std::int64_t> out_list(
+      static_cast<std::size_t>((out_displ[n - 1] + list_bytes[n - 1]) / 8) + 1);
+  std::vector<std::int64_t> in_list(
+      static_cast<std::size_t>((in_displ[n - 1] + in_bytes[n - 1]) / 8) + 1);
+  {
+    std::vector<count_t> fill = out_displ;
+    for (const cut& c : cuts) {
+      const auto r = static_cast<std::size_t>(cb.aggregators[c.domain]);
+      std::int64_t* w = out_list.data() + fill[r] / 8;
+      w[0] = c.at;
+      w[1] = static_cast<std::int64_t>(c.len);
+      fill[r] += 16;
     }
   }
-  auto op = std::make_shared<file_op>();
-  op->write = s->write;
-  op->fd = f.fd;
-  op->call = s->call;
-  op->path = f.path;
-  std::stable_sort(pieces.begin(), pieces.end(),
-                   [](const incoming& a, const incoming& b) { return a.piece.at < b.piece.at; });
-  if (s->write) {
-    op->staging.reserve(total);
-    // Adjacent pieces become one write; overlapping ones (undefined in the spec) are written
-    // one after the other, in rank order.
-    for (const incoming& in : pieces) {
-      if (!op->pieces.empty() &&
-          op->pieces.back().at + static_cast<offset_t>(op->pieces.back().len) == in.piece.at) {
-        op->pieces.back().len += in.piece.len;
-      } else {
-        op->pieces.push_back(in.piece);
+  alltoallv(t, out_list.data(), list_bytes, out_displ, in_list.data(), in_bytes, in_displ,
+            datatype::of<std::byte>());
+  // At an aggregator: the accessed spans of its domain, sorted and merged (reads: through
+  // holes up to sieve_gap).
+  const auto me = std::find(cb.aggregators.begin(), cb.aggregators.end(), t.rank());
+  const bool aggregator = me != cb.aggregators.end();
+  const offset_t my_domain = aggregator ? lo + (me - cb.aggregators.begin()) * chunk : 0;
+  std::vector<file_piece> spans;
+  if (aggregator) {
+    std::vector<file_piece> got;
+    for (std::size_t r = 0; r < n; ++r) {
+      const std::int64_t* w = in_list.data() + in_displ[r] / 8;
+      for (count_t i = 0; i < in_bytes[r] / 16; ++i) {
+        got.push_back({w[2 * i], static_cast<std::size_t>(w[2 * i + 1])});
       }
-      op->staging.insert(op->staging.end(), in.data, in.data + in.piece.len);
     }
-  } else {
-    // The spans to read: requests merged, holes up to sieve_gap read and dropped.
-    for (const incoming& in : pieces) {
-      const offset_t end = in.piece.at + static_cast<offset_t>(in.piece.len);
-      if (!op->pieces.empty() && in.piece.at <= op->pieces.back().at +
-                                                    static_cast<offset_t>(op->pieces.back().len) +
-                                                    sieve_gap) {
-        file_piece& b = op->pieces.back();
+    std::sort(got.begin(), got.end(),
+              [](const file_piece& a, const file_piece& b) { return a.at < b.at; });
+    const offset_t gap = s->write ? 0 : sieve_gap;
+    for (const file_piece& p : got) {
+      const offset_t end = p.at + static_cast<offset_t>(p.len);
+      if (!spans.empty() &&
+          p.at <= spans.back().at + static_cast<offset_t>(spans.back().len) + gap) {
+        file_piece& b = spans.back();
         b.len = static_cast<std::size_t>(std::max(b.at + static_cast<offset_t>(b.len), end) - b.at);
       } else {
-        op->pieces.push_back(in.piece);
+        spans.push_back(p);
       }
     }
-    std::size_t span = 0;
-    for (const file_piece& p : op->pieces) span += p.len;
-    op->staging.resize(span);
   }
-  op->bytes = op->staging.size();
-  op->count = static_cast<count_t>(op->bytes);
-  op->direct = op->staging.data();  // the aggregator's own buffer: nothing to unpack
-  s->agg = op;
-  if (on_io_thread) f.worker.submit(op);  // otherwise end runs it on the caller's thread
-  s->submitted = on_io_thread;
+  std::size_t span_cursor = 0;
+  auto* own_buf = static_cast<std::byte*>(cb.own.base());
+  // The aggregator's file access of round k into or out of half h (on the I/O thread).
+  auto submit_round = [&](std::uint32_t k, std::size_t h) {
+    auto op = std::make_shared<file_op>();
+    op->write = s->write;
+    op->fd = f.fd;
+    op->call = s->call;
+    op->path = f.path;
+    const offset_t wlo = my_domain + static_cast<offset_t>(k) * half;
+    const offset_t whi = std::min(wlo + half, my_domain + chunk);
+    spans_in(spans, span_cursor, wlo, whi, [&](const file_piece& p) {
+      op->pieces.push_back(p);
+      op->bytes += p.len;
+    });
+    if (op->pieces.empty()) return std::shared_ptr<file_op>();
+    op->count = static_cast<count_t>(op->bytes);
+    op->direct = own_buf + h * cb.half;
+    op->mapped_base = wlo;
+    f.worker.submit(op);
+    s->pending.push_back(op);
+    return op;
+  };
+  auto wait_op = [&](const std::shared_ptr<file_op>& op) {
+    if (!op) return;
+    file_op* p = op.get();
+    wait_until([p] { return p->done.load(std::memory_order_acquire); });
+    if (p->error && !s->error) s->error = p->error;
+  };
+
+  // The rounds. This member's cuts are walked once per round (cursor per round: they are in
+  // view order, which is file order within each domain; index them by round first).
+  std::vector<std::vector<std::uint32_t>> by_round(static_cast<std::size_t>(rounds));
+  for (std::uint32_t i = 0; i < cuts.size(); ++i) by_round[cuts[i].round].push_back(i);
+  std::vector<transport::const_iov> lw;
+  std::vector<transport::mutable_iov> lr;
+  std::vector<transport::remote_iov> rem;
+  // Moves this member's cuts of round k into (write) or out of (read) half h of each aggregator.
+  auto exchange = [&](std::uint32_t k, std::size_t h) {
+    const std::vector<std::uint32_t>& mine_k = by_round[k];
+    for (std::size_t d = 0; d < cb.aggregators.size(); ++d) {
+      lw.clear();
+      lr.clear();
+      rem.clear();
+      const offset_t wlo = lo + static_cast<offset_t>(d) * chunk + static_cast<offset_t>(k) * half;
+      const std::uintptr_t base = cb.addr[d] + h * cb.half;
+      for (std::uint32_t i : mine_k) {
+        const cut& c = cuts[i];
+        if (c.domain != d) continue;
+        std::size_t len = c.len;
+        if (!s->write) {  // only what lies before the end of the file
+          const offset_t avail = std::max<offset_t>(0, file_size - c.at);
+          len = static_cast<std::size_t>(std::min<offset_t>(avail, static_cast<offset_t>(len)));
+          if (len == 0) continue;
+        }
+        const std::uintptr_t to = base + static_cast<std::uintptr_t>(c.at - wlo);
+        if (!rem.empty() && rem.back().addr + rem.back().len == to &&
+            (s->write ? lw.back().base + lw.back().len == data + c.src
+                      : lr.back().base + lr.back().len == data + c.src)) {
+          rem.back().len += len;
+          if (s->write) {
+            lw.back().len += len;
+          } else {
+            lr.back().len += len;
+          }
+          continue;
+        }
+        rem.push_back({to, len});
+        if (s->write) {
+          lw.push_back({data + c.src, len});
+        } else {
+          lr.push_back({data + c.src, len});
+        }
+      }
+      if (rem.empty()) continue;
+      if (s->write) {
+        tp.putv(cb.world[d], lw, rem);
+      } else {
+        tp.getv(cb.world[d], lr, rem);
+      }
+    }
+    if (s->write) tp.flush_all();
+  };
+
+  std::shared_ptr<file_op> previous;  // the aggregator's access of the previous round
+  if (s->write) {
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      exchange(live[i], i % 2);
+      // The round's data is in place everywhere, and the other half is free again.
+      if (aggregator) wait_op(previous);
+      barrier(t);
+      if (aggregator) previous = submit_round(live[i], i % 2);
+    }
+  } else {
+    if (aggregator && !live.empty()) previous = submit_round(live[0], 0);
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      // The round's data is in its half, and every member is done with the other half.
+      if (aggregator) wait_op(previous);
+      barrier(t);
+      if (aggregator && i + 1 < live.size()) previous = submit_round(live[i + 1], (i + 1) % 2);
+      exchange(live[i], i % 2);
+    }
+    // What this member got: its pieces up to the first one the end of the file cuts.
+    for (const file_piece& p : mine.pieces) {
+      const offset_t avail = std::max<offset_t>(0, file_size - p.at);
+      const std::size_t got =
+          static_cast<std::size_t>(std::min<offset_t>(avail, static_cast<offset_t>(p.len)));
+      s->delivered += got;
+      if (got < p.len) break;
+    }
+  }
   return s;
 }
 
 io_status two_phase_end(file_impl& f, two_phase& s) {
-  const team& t = f.members;
-  if (s.agg && !s.submitted) {
-    run_file_op(*s.agg);
-  } else if (s.agg) {
-    file_op* p = s.agg.get();
+  for (const auto& op : s.pending) {
+    file_op* p = op.get();
     wait_until([p] { return p->done.load(std::memory_order_acquire); });
+    if (p->error && !s.error) s.error = p->error;
   }
   // Every member learns whether an aggregator failed.
-  const int failed = allreduce(t, s.agg && s.agg->error ? 1 : 0, op::max);
+  const int failed = allreduce(f.members, s.error ? 1 : 0, op::max);
   if (failed != 0) {
-    if (s.agg && s.agg->error) std::rethrow_exception(s.agg->error);
+    if (s.error) std::rethrow_exception(s.error);
     raise(error_class::io, {.call = s.call}, "the aggregator of a collective access failed");
   }
   if (s.write) return make_status(s.type, s.bytes);
-
-  // Reads: each aggregator sends every member, per requested piece, the bytes it read (fewer
-  // at the end of the file), as [length]… then the data.
-  const std::size_t n = static_cast<std::size_t>(t.size());
-  mailbox reply(n);
-  // Per requested piece (members in order): where its bytes are in the staging buffer, and
-  // how many were read.
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> where;
-  if (s.agg) {
-    const file_op& op = *s.agg;
-    const std::uint64_t valid = static_cast<std::uint64_t>(op.status.bytes);
-    // Where each span starts in the staging buffer.
-    std::vector<std::uint64_t> base(op.pieces.size());
-    std::uint64_t at = 0;
-    for (std::size_t i = 0; i < op.pieces.size(); ++i) {
-      base[i] = at;
-      at += op.pieces[i].len;
-    }
-    for (std::size_t r = 0; r < n; ++r) {
-      count_t bytes = 0;
-      for (const file_piece& q : s.requests[r]) {
-        const auto it = std::upper_bound(op.pieces.begin(), op.pieces.end(), q.at,
-                                         [](offset_t v, const file_piece& p) { return v < p.at; });
-        const auto i = static_cast<std::size_t>(it - op.pieces.begin() - 1);
-        const std::uint64_t from = base[i] + static_cast<std::uint64_t>(q.at - op.pieces[i].at);
-        const std::uint64_t avail =
-            from >= valid ? 0 : std::min<std::uint64_t>(q.len, valid - from);
-        where.push_back({from, avail});
-        bytes += 8 + static_cast<count_t>(avail);
-      }
-      reply.counts[r] = bytes;
-    }
-    reply.allocate();
-    std::size_t k = 0;
-    for (std::size_t r = 0; r < n; ++r) {
-      std::byte* m = reply.at(r);
-      const std::size_t first = k;
-      for (std::size_t j = 0; j < s.requests[r].size(); ++j) put(m, where[k++].second);
-      for (k = first; k < first + s.requests[r].size(); ++k) {
-        std::memcpy(m, op.staging.data() + where[k].first, where[k].second);
-        m += where[k].second;
-      }
-    }
-  } else {
-    reply.allocate();
-  }
-  const mailbox got = exchange_bytes(t, reply);
-  // Reassemble this member's data in view order, up to the first piece cut by the end of file.
-  std::vector<std::size_t> count_from(s.aggregators.size(), 0);
-  for (const auto& m : s.mine) count_from[m.domain] = std::max(count_from[m.domain], m.index + 1);
-  std::vector<const std::byte*> lengths(s.aggregators.size());
-  std::vector<const std::byte*> cursor(s.aggregators.size());
-  for (std::size_t d = 0; d < s.aggregators.size(); ++d) {
-    const auto a = static_cast<std::size_t>(s.aggregators[d]);
-    if (got.counts[a] == 0) continue;
-    lengths[d] = got.at(a);
-    cursor[d] = got.at(a) + count_from[d] * sizeof(std::uint64_t);
-  }
-  std::vector<std::byte> packed;
-  std::byte* out = s.direct;
-  if (out == nullptr) {
-    packed.resize(s.bytes);
-    out = packed.data();
-  }
-  std::uint64_t done = 0;
-  for (const auto& m : s.mine) {
-    const std::byte* lp = lengths[m.domain] + m.index * sizeof(std::uint64_t);
-    const auto avail = take<std::uint64_t>(lp);
-    std::memcpy(out + done, cursor[m.domain], avail);
-    cursor[m.domain] += avail;
-    done += avail;
-    if (avail < m.len) break;
-  }
-  if (s.direct == nullptr) unpack_prefix(s.type, s.count, packed.data(), done, s.user);
-  return make_status(s.type, done);
+  if (!s.packed.empty()) unpack_prefix(s.type, s.count, s.packed.data(), s.delivered, s.user);
+  return make_status(s.type, s.delivered);
 }
 
 }  // namespace oneside::detail

@@ -10,12 +10,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <linux/io_uring.h>
 #include <poll.h>
 #include <random>
 #include <set>
 #include <signal.h>
 #include <string>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -24,6 +26,7 @@
 #include <oneside/oneside.hpp>
 
 #include "expect_error.hpp"
+#include "io/file_impl.hpp"
 #include "rank_test.hpp"
 
 namespace oneside::test {
@@ -192,6 +195,33 @@ TEST_F(File, OpenChecksModesAndReportsMissingOrExistingFiles) {
   EXPECT_FALSE(exists(p));
   expect_error(error_class::no_such_file, "file::remove", [&] { file::remove(p); });
   expect_error(error_class::bad_file, "file::remove", [&] { file::remove(""); });
+}
+
+// Member 0 holds the shared file pointer's word; when it cannot allocate it (forced here by a
+// test hook, as a heap at its cap would), every member's open fails with member 0's class
+// instead of the others waiting for a word that never comes, and the file it created is gone.
+TEST_F(File, OpenFailsEverywhereWhenMemberZeroCannotHoldTheSharedPointer) {
+  const std::string p = path("no-shared-word");
+  if (rank() == 0) detail::fail_shared_pointer_for_testing = true;
+  std::string message;
+  expect_error(error_class::no_mem, "file::open", [&] {
+    try {
+      (void)file::open(world(), p, rw_create);
+    } catch (const oneside::error& e) {
+      message = e.what();
+      throw;
+    }
+  });
+  EXPECT_NE(message.find("member 0 cannot allocate the shared file pointer"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find(p), std::string::npos) << "the message names the file: " << message;
+  EXPECT_FALSE(detail::fail_shared_pointer_for_testing.load()) << "the hook fired once";
+  barrier(world());
+  EXPECT_FALSE(exists(p)) << "the failed open left the file it created";
+  // The team is in step afterwards: the next open works everywhere.
+  file f = file::open(world(), p, rw_create);
+  EXPECT_TRUE(f.is_open());
+  f.close();
 }
 
 TEST_F(File, PermissionsAreCheckedAndNothingIsWritten) {
@@ -417,7 +447,12 @@ TEST_F(File, RandomViewsAndDatatypesMatchTheSerialModel) {
   const datatype etypes[] = {byte_t(), datatype::of<std::int16_t>(), int_t(),
                              datatype::of<double>(),
                              datatype::contiguous(3, datatype::of<std::int16_t>())};
+  // The I/O thread's engine alternates (ONESIDE_IO_ENGINE's threads and uring).
+  struct engine_reset {
+    ~engine_reset() { detail::io_engine_for_testing = 0; }
+  } reset_engine;
   for (int iter = 0; iter < 48; ++iter) {
+    detail::io_engine_for_testing = 1 + iter % 2;
     const datatype& et = etypes[rng() % 5];
     const std::size_t es = et.size();
     // Tiles: nb blocks; block i is (size() × bl[i]) etypes, member r holding the r-th slice.
@@ -457,13 +492,17 @@ TEST_F(File, RandomViewsAndDatatypesMatchTheSerialModel) {
     for (auto& c : counts) c = static_cast<count_t>(rng() % 5);
     const count_t count = counts[static_cast<std::size_t>(rank())];
 
-    // Half the iterations go through collective buffering, with one aggregator per node or
-    // cb_nodes of them, domains on stripe boundaries or not.
+    // Half the iterations go through collective buffering, with the default aggregators or
+    // cb_nodes of them, domains on stripe boundaries or not, and half of those with buffers
+    // of a few bytes: many rounds through both halves, the write's buffer reused by the read.
+    // A quarter turn it off, a quarter leave it to the views (on when they interleave).
     info hints;
     const unsigned cb = rng() % 4;
     if (cb >= 2) hints.set("collective_buffering", "true");
+    if (cb == 0) hints.set("collective_buffering", "false");
     if (cb == 3) hints.set("cb_nodes", std::to_string(1 + rng() % static_cast<unsigned>(size())));
     if (rng() % 2 == 0) hints.set("striping_unit", std::to_string(1 + rng() % 64));
+    if (cb >= 2 && rng() % 2 == 0) hints.set("cb_buffer_size", std::to_string(1 + rng() % 48));
     file f = file::open(world(), p, rw_create, hints);
     f.set_size(0);
     f.set_view(disp, et, ft);
@@ -1003,6 +1042,65 @@ TEST_F(File, FatalHandlerAbortsWithTheMessage) {
     EXPECT_NE(message.find("read_all_end"), std::string::npos) << message;
   }
   f.close();
+}
+
+// Whether this build has liburing and the kernel grants this process an io_uring (container
+// runtimes often forbid it).
+bool uring_possible() {
+#if ONESIDE_HAVE_LIBURING
+  io_uring_params params{};
+  const long fd = ::syscall(__NR_io_uring_setup, 4, &params);
+  if (fd < 0) return false;
+  ::close(static_cast<int>(fd));
+  return true;
+#else
+  return false;
+#endif
+}
+
+// ONESIDE_IO_ENGINE=uring: the I/O thread submits an access's pieces (here 64 of 16 bytes,
+// round-robin over the members) through an io_uring when it can, threads otherwise, and the
+// file holds the same bytes either way.
+TEST_F(File, UringEngineMovesManyPiecesAtOnce) {
+  for (const int engine : {1, 2}) {
+    SCOPED_TRACE(engine == 1 ? "threads" : "uring");
+    detail::io_engine_for_testing = engine;
+    struct engine_reset {
+      ~engine_reset() { detail::io_engine_for_testing = 0; }
+    } reset_engine;
+    const std::string p = path(std::string("engine-") + std::to_string(engine));
+    file f = file::open(world(), p, rw_create, info{{"collective_buffering", "false"}});
+    const offset_t block = 16;
+    f.set_view(block * rank(), byte_t(),
+               datatype::resized(datatype::contiguous(block, byte_t()), 0, block * size()));
+    bytes mine(64 * block);
+    for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = tag(rank(), i);
+    EXPECT_EQ(f.iwrite_at(0, mine.data(), static_cast<count_t>(mine.size()), byte_t()).wait().bytes,
+              static_cast<count_t>(mine.size()));
+    EXPECT_EQ(f.impl().worker.uses_ring(), engine == 2 && uring_possible());
+    f.sync();
+    barrier(world());
+    f.sync();
+    // Read back past the end: the request reports the shorter count (IO-14).
+    bytes back(mine.size() + 8, std::byte{0xAB});
+    file_request r = f.iread_at(0, back.data(), static_cast<count_t>(back.size()), byte_t());
+    EXPECT_EQ(r.wait().bytes, static_cast<count_t>(mine.size()));
+    EXPECT_TRUE(std::equal(mine.begin(), mine.end(), back.begin())) << "the data read back";
+    EXPECT_EQ(back[mine.size()], std::byte{0xAB}) << "nothing past the end of the file";
+    if (rank() == 0) {
+      const bytes got = contents(p);
+      ASSERT_EQ(got.size(), mine.size() * static_cast<std::size_t>(size()));
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        const auto b = static_cast<std::size_t>(i / block);
+        const int owner = static_cast<int>(b % static_cast<std::size_t>(size()));
+        const std::size_t at = (b / static_cast<std::size_t>(size())) * block + i % block;
+        bad += got[i] != tag(owner, at);
+      }
+      EXPECT_EQ(bad, 0U) << "bytes differ from the model";
+    }
+    f.close();
+  }
 }
 
 TEST_F(File, NonblockingRequestsCompleteInAnyOrder) {

@@ -26,10 +26,12 @@
 // the spec's collective ordering (each member issues them in the same order), and the begin and
 // end of a split collective must be called by the same thread (IO-12, checked).
 //
-// Collective buffering (two-phase I/O with one aggregator per node, data sieving for reads) runs
-// the _all and _at_all forms when the hint collective_buffering is "true" (see open); otherwise
-// each member moves its own data. Not done: the "internal" and "external32" representations
-// (unsupported_datarep).
+// Collective buffering (two-phase I/O: members put their pieces into a few aggregators'
+// reused buffers over the transport, the aggregators write large contiguous spans; data
+// sieving for reads) runs the _all and _at_all forms when the hint collective_buffering is
+// "true", or, without the hint, when any member's view interleaves runs of less than 1 MiB with
+// holes (set_view decides, collectively); "false" turns it off. Otherwise each member moves its
+// own data. Not done: the "internal" and "external32" representations (unsupported_datarep).
 #pragma once
 
 #include <cstdint>
@@ -137,9 +139,11 @@ class file {
   // compared: not_same otherwise). Member 0 creates the file when asked, then every member
   // opens it; the file pointers start at 0 (at the end with append) and the view is the
   // default one. Hints (`hints`; other keys are kept and change nothing): collective_buffering
-  // ("true": two-phase I/O for the _all and _at_all forms), cb_nodes (aggregators; default one
-  // per node), striping_unit (domains start on its multiples), cb_buffer_size (positive
-  // integers; a bad value is dropped); member 0's values of the first three hold everywhere;
+  // ("true"/"false": two-phase I/O for the _all and _at_all forms or not; without it, for
+  // interleaved views), cb_nodes (aggregators; default one per node, every member when the
+  // team is on one node), striping_unit (domains start on its multiples), cb_buffer_size (the
+  // bytes of one round of an aggregator, 1 MiB by default; it holds two) (positive integers; a
+  // bad value is dropped); member 0's values of these four hold everywhere;
   // get_info() reports what holds. Errors (every member raises the same): amode (bad combination),
   // bad_file (empty path), no_such_file, file_exists, access, read_only, no_space, quota, io,
   // not_same.
