@@ -22,6 +22,7 @@
 #include <oneside/runtime/datatype.hpp>
 #include <oneside/runtime/error.hpp>
 #include <oneside/runtime/file.hpp>
+#include <oneside/runtime/info.hpp>
 #include <oneside/runtime/op.hpp>
 
 namespace oneside {
@@ -287,15 +288,20 @@ void check_array(const pgas::detail::array_io& a, std::string_view call) {
 }
 
 // Opens `path` for writing, empties it and writes the header (member 0). Collective.
+// `independent_end`: no collective buffering, so the split collective's end waits only for this
+// member's own writes (a save_async future's poll may end it whenever this member's part is done;
+// a collective-buffered end agrees on errors with an allreduce, which a poll must not start).
 file open_for_save(const pgas::detail::array_io& a, std::string_view path, const save_options& o,
-                   std::string_view call) {
+                   std::string_view call, bool independent_end = false) {
   check_array(a, call);
   if (o.metadata.size() > max_metadata) {
     raise(error_class::arg, {.call = call},
           quoted_array(a.name) + ": the metadata holds " + std::to_string(o.metadata.size()) +
               " bytes, more than the header's " + std::to_string(max_metadata));
   }
-  file f = file::open(*a.t, path, file_mode::create | file_mode::wronly);
+  info hints;
+  if (independent_end) hints.set("collective_buffering", "false");
+  file f = file::open(*a.t, path, file_mode::create | file_mode::wronly, hints);
   f.set_size(0);  // an older, longer file leaves nothing behind
   std::exception_ptr failed;
   if (a.t->rank() == 0) {
@@ -362,7 +368,7 @@ future<> save_array_async(const array_io& a, std::string_view path, const save_o
               "futures are ready");
   }
   const member_plan p = plan_of(a);
-  file f = open_for_save(a, path, o, call);
+  file f = open_for_save(a, path, o, call, /*independent_end=*/true);
   f.set_view(static_cast<offset_t>(header_bytes), p.element, p.filetype);
   std::exception_ptr failed;
   try {

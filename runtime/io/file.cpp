@@ -896,8 +896,15 @@ bool file::split_test() const {
   const file_impl& f = impl();
   std::lock_guard<std::mutex> g(f.mu);
   if (!f.split) f.fail(error_class::io, "file::split_test", "no split collective is active");
-  std::shared_ptr<file_op> op = f.split->op;
-  if (op == nullptr && f.split->tp) op = f.split->tp->agg;
+  // Collective buffering ran its exchange rounds in begin; what is left is this member's file
+  // accesses as an aggregator (its end then only agrees on errors with the others).
+  if (f.split->tp) {
+    for (const std::shared_ptr<file_op>& p : f.split->tp->pending) {
+      if (!p->done.load(std::memory_order_acquire)) return false;
+    }
+    return true;
+  }
+  const std::shared_ptr<file_op>& op = f.split->op;
   return op == nullptr || op->done.load(std::memory_order_acquire);
 }
 

@@ -312,6 +312,31 @@ TEST_F(DistArrayFile, SaveAsyncOverlapsAndWritesWhatSaveWrites) {
                [&] { (void)a.save_async(path("x"), {.sync = true}); });
 }
 
+// A save_async future's readiness is this member's own affair: one rank drives its future to
+// ready while the others sit in a barrier (an end that needed the others, e.g. the allreduce of
+// collective buffering, would hang here). Rows split over ranks interleave in the file: the
+// view collective buffering would take by default.
+TEST_F(DistArrayFile, ASaveAsyncFutureBecomesReadyWhileOtherRanksAreElsewhere) {
+  const idx<2> e{64, 48};
+  dist_array<std::int64_t, 2> a(world(), e, {dist::block, dist::block}, "alone");
+  fill_model(a);
+  future<> f = a.save_async(path("alone"));
+  if (rank() == 0) {
+    oneside::wait_until([&f] {
+      oneside::progress();
+      return f.is_ready();
+    });
+    barrier(world());
+  } else {
+    barrier(world());
+    f.wait();
+  }
+  barrier(world());
+  dist_array<std::int64_t, 2> b(world(), e, {dist::cyclic, dist::block}, "alone loaded");
+  b.load(path("alone"));
+  EXPECT_EQ(mismatches(b), 0U);
+}
+
 TEST_F(DistArrayFile, FileRequestBecomesAFuture) {
   file f = file::open(world(), path("request"), file_mode::create | file_mode::rdwr);
   const std::int64_t v = 1000 + rank();

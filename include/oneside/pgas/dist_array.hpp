@@ -370,8 +370,9 @@ requires(N >= 1 && N <= 3 && std::is_trivially_copyable_v<T> &&
   // computes), then returns. The future is ready when this member's part is in the file and
   // its handle released (write_at_all_end), which happens when the thread that called
   // save_async polls it (wait(), is_ready(), or progress() on that thread: a split
-  // collective ends on the thread that began it, IO-12). The file is complete once every
-  // member's future is ready (e.g. a barrier after the waits). The array must not be written
+  // collective ends on the thread that began it, IO-12); it never waits for other members (the
+  // data goes without collective buffering, whose end is collective). The file is complete once
+  // every member's future is ready (e.g. a barrier after the waits). The array must not be written
   // until then (with a halo its cells are packed at the call and may be written at once).
   // o.sync is not available here (arg). Wait for the future before the runtime closes.
   // Errors: as save, from the call or from the future.
