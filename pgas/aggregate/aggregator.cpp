@@ -101,8 +101,9 @@ std::uint64_t combine(transport::amo_op op, transport::amo_type type, std::uint6
   return take_b ? b : a;
 }
 
-// At the target (the agent or a poll): hands a batched rpc_ff to this rank's task arena, as
-// rpc_ff's own active message does.
+// The handler of rpc_ff records. apply_records does not call it for the buffers it applies (it
+// batches their rpc_ff records into one task, execute_rpc_ff_batch); it is what a record run
+// by itself would do.
 void run_rpc_ff(rank_t source, std::span<const std::byte> bytes) {
   execute_rpc_ff_message(source, bytes);
 }
@@ -111,11 +112,11 @@ void run_rpc_ff(rank_t source, std::span<const std::byte> bytes) {
 const aggregated_handler_id g_rpc_ff_handler =
     register_aggregated_handler("oneside.aggregator.rpc_ff", &run_rpc_ff);
 
+}  // namespace
+
 aggregated_handler_id rpc_ff_handler() noexcept {
   return g_rpc_ff_handler;
 }
-
-}  // namespace
 
 class aggregator_impl {
  public:
@@ -221,12 +222,13 @@ class aggregator_impl {
     ++d.generation;  // no atomic combines across a put
   }
 
-  void send(rank_t r, aggregated_handler_id id, std::span<const std::byte> bytes,
-            const char* call) {
+  // `ff`: an rpc_ff record (its handler known), counted as issued when its buffer ships.
+  void send(rank_t r, aggregated_handler_id id, std::span<const std::byte> bytes, const char* call,
+            bool ff = false) {
     ONESIDE_CHECK(r >= 0 && r < s_->size(), error_class::rank, {.call = call, .target = r},
                   "rank " + std::to_string(r) + " is not in the world [0, " +
                       std::to_string(s_->size()) + ")");
-    ONESIDE_CHECK(find_aggregated_handler(id) != nullptr, error_class::arg,
+    ONESIDE_CHECK(ff || find_aggregated_handler(id) != nullptr, error_class::arg,
                   {.call = call, .target = r},
                   "no aggregated handler is registered under id " + std::to_string(id));
     ONESIDE_CHECK(
@@ -240,6 +242,7 @@ class aggregator_impl {
     const record_head h{record_kind::message, 0, 0, 0, r, id, bytes.size()};
     std::memcpy(at, &h, sizeof h);
     if (!bytes.empty()) std::memcpy(at + sizeof h, bytes.data(), bytes.size());
+    if (ff) ++d.ff;
   }
 
   // An encoded rpc_ff (rpc.hpp) as a message to the handler that queues it at the target;
@@ -256,7 +259,7 @@ class aggregator_impl {
                           " bytes with its arguments parked)");
         park_rpc_arguments(message);
       }
-      send(r, rpc_ff_handler(), message, call);
+      send(r, rpc_ff_handler(), message, call, true);
     } catch (...) {
       discard_rpc_message(message);  // the encoder may have parked them already
       throw;
@@ -290,6 +293,7 @@ class aggregator_impl {
     bool here = false;     // applied by this process when shipped (apply_at_origin)
     bool to_wake = false;  // here: changed since the last flush (whose end wakes `via`)
     std::uint32_t generation = 1;
+    std::uint32_t ff = 0;           // rpc_ff records in the buffer being filled
     std::unique_ptr<slot[]> table;  // combining: the last record of each word
   };
 
@@ -407,6 +411,8 @@ class aggregator_impl {
       --d.in_flight;
     }
     transport::completion& c = d.ring[(d.head + d.in_flight) % ring];
+    if (d.ff != 0) count_rpc_ff_issued(via, d.ff);  // before the target may run them
+    d.ff = 0;
     t_->am_send(via, batch_handler(), std::span<const std::byte>(d.buffer.get(), d.used), &c);
     ++d.in_flight;
     d.used = 0;

@@ -13,13 +13,16 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <oneside/pgas/async.hpp>
 #include <oneside/runtime/copy.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "aggregate/records.hpp"
 #include "context/pgas_context.hpp"
+#include "rpc/rpc_wire.hpp"
 #include "runtime/amo_local.hpp"
 #include "runtime/check.hpp"
 #include "runtime/name_registry.hpp"
@@ -47,6 +50,23 @@ void run_message(rank_t source, const record_head& h, const std::byte* data) noe
     std::fprintf(stderr, "oneside: an aggregated message from rank %d failed: %s; aborting\n",
                  source, e.what());
     std::abort();
+  }
+}
+
+// The task of a buffer's rpc_ff records: runs them in order (the bodies may wait).
+void run_rpc_ff_records(rank_t source, std::span<const std::byte> payload,
+                        aggregated_handler_id ff_id) {
+  rpc_ff_code_cache code;
+  for (std::size_t at = 0; at < payload.size();) {
+    record_head h;
+    std::memcpy(&h, payload.data() + at, sizeof h);
+    at += sizeof h;
+    if (h.kind == record_kind::atomic) continue;
+    const std::size_t bytes = static_cast<std::size_t>(h.value);
+    if (h.kind == record_kind::message && h.where == ff_id) {
+      run_rpc_ff_here(source, payload.subspan(at, bytes), code);
+    }
+    at += padded(bytes);
   }
 }
 
@@ -112,6 +132,8 @@ void apply_records(transport::backend& t, rank_t source, std::span<const std::by
   std::vector<void*> where;
   where.reserve(payload.size() / sizeof(record_head));
   pgas_context* s = get_context_if_open();
+  const aggregated_handler_id ff_id = rpc_ff_handler();
+  std::size_t ff_count = 0;  // rpc_ff records, run by one task (run_rpc_ff_records)
   std::size_t at = 0;
   while (at < payload.size()) {
     if (payload.size() - at < sizeof(record_head)) broken_batch(source, "is cut short");
@@ -122,7 +144,10 @@ void apply_records(transport::backend& t, rank_t source, std::span<const std::by
       if (h.value > payload.size() - at) broken_batch(source, "is cut short");
       at += padded(static_cast<std::size_t>(h.value));
     }
-    if (h.kind == record_kind::message) continue;
+    if (h.kind == record_kind::message) {
+      if (h.where == ff_id) ++ff_count;
+      continue;
+    }
     void* p = mapped(t, s, h, update_bytes(h));
     if (p != nullptr && h.kind == record_kind::atomic) __builtin_prefetch(p, 1);
     where.push_back(p);
@@ -137,7 +162,7 @@ void apply_records(transport::backend& t, rank_t source, std::span<const std::by
     const std::byte* data = payload.data() + at;
     if (h.kind != record_kind::atomic) at += padded(static_cast<std::size_t>(h.value));
     if (h.kind == record_kind::message) {
-      run_message(source, h, data);
+      if (h.where != ff_id) run_message(source, h, data);
       continue;
     }
     apply_at(t, where[next++], h, data);
@@ -145,6 +170,21 @@ void apply_records(transport::backend& t, rank_t source, std::span<const std::by
       if (std::find(touched.begin(), touched.end(), h.rank) == touched.end()) {
         touched.push_back(h.rank);
       }
+    }
+  }
+  if (ff_count != 0) {
+    // One copy of the buffer and one task for all its calls (the agent must not run bodies:
+    // they may wait).
+    try {
+      async_arena().enqueue(
+          [source, ff_count, ff_id, copy = std::vector<std::byte>(payload.begin(), payload.end())] {
+            run_rpc_ff_records(source, copy, ff_id);
+            count_rpc_ff_run(source, ff_count);
+          });
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "oneside: aggregated rpc_ff from rank %d: %s; aborting\n", source,
+                   e.what());
+      std::abort();
     }
   }
   if (wake) {

@@ -47,6 +47,11 @@ void apply_records(transport::backend& t, rank_t source, std::span<const std::by
 // Wakes the threads of `rank` (this process or a node peer) sleeping on changed memory.
 void wake_rank(transport::backend& t, rank_t rank) noexcept;
 
+// The id under which aggregators send rpc_ff records (aggregator.cpp): apply_records hands a
+// buffer's rpc_ff records to one task of the arena (execute_rpc_ff_batch) instead of running
+// a handler for each.
+aggregated_handler_id rpc_ff_handler() noexcept;
+
 // The handler registered under `id` for aggregated messages, or null. Lock-free.
 aggregated_handler find_aggregated_handler(aggregated_handler_id id) noexcept;
 
