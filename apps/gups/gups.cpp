@@ -9,7 +9,11 @@
 //   aggregated one aggregator (oneside/pgas/aggregator.hpp) per rank, an atomic_xor per update
 //             through it, one flush() at the end (every update applied at its owner when it
 //             returns); --combine on|off folds updates of one word within a buffer (default
-//             off: random words of a large table rarely meet in a buffer, bench/RESULTS.md)
+//             off: random words of a large table rarely meet in a buffer, bench/RESULTS.md);
+//             --atomic-apply on|off applies the updates with CPU atomics or, the default, with
+//             plain loads and stores a buffer at a time (HPCC allows the rare lost update of
+//             two ranks updating one word at once; verification counts them);
+//             --apply-at-origin on|off has the sender apply its node peers' buffers itself
 //   rpc       one rpc_ff per update whose body xors the owner's word (a CPU atomic: bodies run
 //             as concurrent tasks of the owner's arena), and one quiet() at the end, which
 //             returns once every rpc_ff this rank issued ran at its owner
@@ -80,7 +84,8 @@ void update_atomic(const table& t, gu::update_stream& share, const gu::options&)
 }
 
 void update_aggregated(const table& t, gu::update_stream& share, const gu::options& o) {
-  oneside::aggregator agg({.combine = o.combine});
+  oneside::aggregator agg(
+      {.combine = o.combine, .apply_at_origin = o.apply_at_origin, .atomic_apply = o.atomic_apply});
   for (std::uint64_t a = 0; share.next(a);) agg.atomic_xor(t.word_of(a), a);
   agg.flush();
 }

@@ -127,6 +127,7 @@ class aggregator_impl {
         buffers_(buffers_of(o)),
         combine_(o.combine),
         apply_here_(o.apply_at_origin),
+        plain_(!o.atomic_apply),
         routes_(2 * static_cast<std::size_t>(s.size())),
         route_of_(static_cast<std::size_t>(s.size())) {
     plan_routes(routing_of(o));
@@ -177,8 +178,13 @@ class aggregator_impl {
   void update(transport::amo_op op, transport::amo_type type, rank_t r, std::uintptr_t addr,
               std::uint64_t bits, const char* call) {
     const std::size_t bytes = transport::amo_type_size(type);
-    if (void* local = atomic_address(r, addr, bytes, call)) {
-      if (r == s_->rank()) {
+    // The checks of atomic_address inline (it raises the error when one fails).
+    const bool checked =
+        addr != 0 && addr % bytes == 0 && r >= 0 && r < s_->size() && get_context_if_open() == s_;
+    void* const local =
+        checked ? s_->local_address(r, addr, bytes) : atomic_address(r, addr, bytes, call);
+    if (local != nullptr) {
+      if (r == s_->rank() && !plain_) {
         // This rank's own word: applied now, as the target would (no message to itself).
         transport::detail::amo_apply(local, {op, type, bits, 0}, nullptr);
         wake_after_rmw(r);
@@ -194,7 +200,7 @@ class aggregator_impl {
     const record_head h{record_kind::atomic,
                         static_cast<std::uint8_t>(op),
                         static_cast<std::uint8_t>(type),
-                        0,
+                        plain_ ? record_plain : std::uint8_t{0},
                         r,
                         addr,
                         bits};
@@ -208,7 +214,7 @@ class aggregator_impl {
                   "an aggregated rput carries at most " + std::to_string(max_put()) + " bytes");
     const rma::detail::access_target at_target = resolve_remote(*s_, r, addr, bytes, call);
     if (bytes == 0) return;
-    if (r == s_->rank()) {
+    if (r == s_->rank() && !plain_) {  // plain: after this rank's buffered updates, in order
       std::memcpy(at_target.local != nullptr ? at_target.local : reinterpret_cast<void*>(addr), src,
                   bytes);
       return;
@@ -330,7 +336,9 @@ class aggregator_impl {
     route& d = routes_[static_cast<std::size_t>(index)];
     if (!d.buffer) [[unlikely]] {
       d.via = index % s_->size();
-      d.here = apply_here_ && index < s_->size() && s_->is_local_rank(d.via);
+      // Plain updates of this rank's own words are applied here too, a buffer at a time.
+      d.here = index < s_->size() &&
+               ((apply_here_ && s_->is_local_rank(d.via)) || (plain_ && d.via == s_->rank()));
       d.buffer = std::make_unique<std::byte[]>(capacity_);
       d.ring.resize(static_cast<std::size_t>(buffers_ - 1));
       if (combine_) d.table = std::make_unique<slot[]>(table_size_);
@@ -445,6 +453,7 @@ class aggregator_impl {
   int buffers_;
   bool combine_;
   bool apply_here_;
+  bool plain_;  // atomics by plain loads and stores (atomic_apply = false)
   bool node_routed_ = false;
   std::size_t table_size_ = 0;
   std::vector<route> routes_;     // updates by the rank they are sent to, then messages by rank

@@ -18,14 +18,17 @@ enum class record_kind : std::uint8_t { atomic = 1, put = 2, message = 3 };
 
 struct record_head {
   record_kind kind;
-  std::uint8_t op;    // atomic: transport::amo_op
-  std::uint8_t type;  // atomic: transport::amo_type
-  std::uint8_t reserved;
+  std::uint8_t op;      // atomic: transport::amo_op
+  std::uint8_t type;    // atomic: transport::amo_type
+  std::uint8_t flags;   // atomic: record_plain
   std::int32_t rank;    // the final destination (a node peer of the receiver, or itself)
   std::uint64_t where;  // atomic, put: the address there; message: the handler id
   std::uint64_t value;  // atomic: the operand's bits; put, message: the bytes that follow
 };
 static_assert(sizeof(record_head) == 24);
+
+// An atomic applied with a plain load and store (aggregator_options::atomic_apply = false).
+constexpr std::uint8_t record_plain = 1;
 
 constexpr std::size_t record_align = 8;
 constexpr std::size_t padded(std::size_t n) noexcept {

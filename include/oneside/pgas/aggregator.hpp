@@ -13,13 +13,14 @@
 // Nothing else flushes: barrier() does not, so flush() or quiet() before a barrier that must
 // see the updates. Updates may arrive earlier (a full buffer), never later than these.
 //
-// Application: updates to this rank's own memory at the call; others by the destination's
-// active-message progress (the agent thread, the MPI progress thread, or the rank's waits with
-// ONESIDE_AGENT=poll), or with apply_at_origin by this rank for memory it loads and stores.
-// Every path uses the CPU atomics every other oneside atomic on that word uses (atomic.hpp):
-// aggregated atomics are atomic with fetch_add, atomic_add, compare_exchange … on the same
-// word, from any rank, on every transport. Rputs are plain copies (not atomic with anything,
-// as rput).
+// Application: updates to this rank's own memory at the call (with atomic_apply = false, when
+// their buffer ships); others by the destination's active-message progress (the agent thread, the
+// MPI progress thread, or the rank's waits with ONESIDE_AGENT=poll), or with apply_at_origin by
+// this rank for memory it loads and stores. Every path uses the CPU atomics every other oneside
+// atomic on that word uses (atomic.hpp): aggregated atomics are atomic with fetch_add, atomic_add,
+// compare_exchange … on the same word, from any rank, on every transport; unless
+// aggregator_options::atomic_apply is false (plain loads and stores, for words nobody else writes
+// meanwhile). Rputs are plain copies (not atomic with anything, as rput).
 //
 // Routing (aggregator_routing, ONESIDE_AGG_ROUTING): direct sends each destination its own
 // buffers; node sends the updates for all ranks of a remote node in one buffer to one rank of
@@ -101,6 +102,15 @@ struct aggregator_options {
   // serializes the work on the origin's (measured: about half the throughput of one rank pair
   // on shm with a core for the target's agent; bench/micro/aggregator_bench.cpp).
   bool apply_at_origin = false;
+  // false: atomics (atomic_add/min/max/and/or/xor) are applied with plain loads and stores,
+  // not CPU atomics, by whoever applies the buffer (the owner's progress; this rank for its own
+  // words, which are then buffered too and applied when their buffer ships, and with
+  // apply_at_origin for node peers' words), a buffer at a time in a tight loop with its words
+  // prefetched. Only valid when nobody else writes those words while updates may be applied:
+  // a concurrent write (an atomic, a put, another aggregator's or rank's plain update to the
+  // same word) may be lost. HPCC RandomAccess allows that (at most 1% of the words wrong);
+  // the GUPS app's aggregated variant uses it.
+  bool atomic_apply = true;
 };
 
 // The id of a handler of aggregated messages, the same on every rank (a hash of its name).
