@@ -50,7 +50,12 @@ PER_UPDATE = ("atomic", "rpc")
 TARGETS = (("shm", "aggregated", "peer", 1.5), ("mpi", "aggregated", "peer", 1.5),
            ("mpi", "aggregated", "atomic", 10.0))
 OTHERS = (("shm", "atomic", "peer"), ("mpi", "atomic", "peer"), ("shm", "rpc", "peer"),
-          ("mpi", "rpc", "peer"), ("shm", "aggregated", "atomic"))
+          ("mpi", "rpc", "peer"), ("shm", "aggregated", "atomic"),
+          ("shm", "aggregated+atomic", "peer"), ("shm", "aggregated+origin", "peer"),
+          ("shm", "aggregated", "aggregated+atomic"))
+# Further programs: a variant with options (not launched unless --variants names them).
+EXTRA = {"aggregated+atomic": ["--variant", "aggregated", "--atomic-apply", "on"],
+         "aggregated+origin": ["--variant", "aggregated", "--apply-at-origin", "on"]}
 SHM_MPIRUN = ["--bind-to", "core", "--mca", "pml", "ob1", "--mca", "btl", "self,vader"]
 NETWORK_MPIRUN = ["--oversubscribe", "--bind-to", "none", "--mca", "btl", "self,tcp", "--mca",
                   "osc", "ucx", "-x", "UCX_TLS=tcp,self", "-x", "ONESIDE_TRANSPORT"]
@@ -70,6 +75,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--verify", choices=("on", "off"), default="on")
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--timeout", type=int, default=1800, help="seconds per launch")
+    p.add_argument("--variants", nargs="+", default=None,
+                   help="the gups variants to launch (default: all offered); also "
+                   + ", ".join(f"{k} ({' '.join(v)})" for k, v in EXTRA.items()))
     return p.parse_args()
 
 
@@ -126,7 +134,7 @@ def configs(a: argparse.Namespace, bindir: Path, variants: list[str]) -> list[co
         for v in variants:
             slow = s == "mpi" and v in PER_UPDATE
             log2 = a.per_update_mpi_log2_table if slow else a.log2_table
-            prog = [str(bindir / "gups"), *args(log2), "--variant", v]
+            prog = [str(bindir / "gups"), *args(log2), *EXTRA.get(v, ["--variant", v])]
             if s == "shm":
                 cmd = [str(bindir / "oneside-run"), "-n", n, "--bind-to", "core", *prog]
             else:
@@ -164,6 +172,11 @@ def main() -> None:
     offered = offered_variants(bindir / "gups")
     variants = [v for v in WANTED if v in offered] + [v for v in offered if v not in WANTED]
     missing = [v for v in WANTED if v not in offered]
+    if a.variants is not None:
+        unknown = [v for v in a.variants if v not in offered and v not in EXTRA]
+        if unknown:
+            sys.exit(f"run_gups: unknown variants {', '.join(unknown)}")
+        variants, missing = a.variants, []
     runs = configs(a, bindir, variants)
     print(f"GUPS, table 2^{a.log2_table} words, {a.updates_factor} updates per word, {a.ranks} "
           f"ranks, {a.runs} interleaved launches each, load average {load_average()}")

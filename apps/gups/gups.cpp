@@ -9,12 +9,14 @@
 //   aggregated one aggregator (oneside/pgas/aggregator.hpp) per rank, an atomic_xor per update
 //             through it, one flush() at the end (every update applied at its owner when it
 //             returns); --combine on|off folds updates of one word within a buffer (default
-//             off: random words of a large table rarely meet in a buffer, bench/RESULTS.md)
+//             off: random words of a large table rarely meet in a buffer, bench/RESULTS.md);
+//             --atomic-apply on|off applies the updates with CPU atomics or, the default, with
+//             plain loads and stores a buffer at a time (HPCC allows the rare lost update of
+//             two ranks updating one word at once; verification counts them);
+//             --apply-at-origin on|off has the sender apply its node peers' buffers itself
 //   rpc       one rpc_ff per update whose body xors the owner's word (a CPU atomic: bodies run
-//             as concurrent tasks of the owner's arena). rpc_ff gives no completion and
-//             neither quiet() nor barrier() waits for bodies queued at a target, so each rank
-//             counts the updates it sends to each owner, an alltoall tells each owner how many
-//             to expect, and it waits (the runtime's wait) until that many bodies ran here
+//             as concurrent tasks of the owner's arena), and one quiet() at the end, which
+//             returns once every rpc_ff this rank issued ran at its owner
 // The command line offers the variants listed in `variants` (the first is the default).
 // Time: from a barrier to the barrier after the last update is visible everywhere (the slowest
 // rank's), reported as HPCC does (updates / seconds / 1e9); then every rank replays the whole
@@ -82,38 +84,25 @@ void update_atomic(const table& t, gu::update_stream& share, const gu::options&)
 }
 
 void update_aggregated(const table& t, gu::update_stream& share, const gu::options& o) {
-  oneside::aggregator agg({.combine = o.combine});
+  oneside::aggregator agg(
+      {.combine = o.combine, .apply_at_origin = o.apply_at_origin, .atomic_apply = o.atomic_apply});
   for (std::uint64_t a = 0; share.next(a);) agg.atomic_xor(t.word_of(a), a);
   agg.flush();
 }
 
-// The rpc variant's bodies that ran in this process (one rank each), and how many will.
-std::atomic<std::uint64_t> g_rpc_applied{0};
-std::atomic<std::uint64_t> g_rpc_expected{~std::uint64_t{0}};
-
+// The rpc variant's body: runs at the word's owner (concurrent tasks there, so a CPU atomic).
 void xor_here(oneside::global_ptr<std::uint64_t> word, std::uint64_t a) {
   std::atomic_ref<std::uint64_t>(*word.local()).fetch_xor(a, std::memory_order_relaxed);
-  if (g_rpc_applied.fetch_add(1) + 1 == g_rpc_expected.load()) {
-    oneside::wake(oneside::world().rank());
-  }
 }
 
-// Returns once every update sent to this rank has run here (counted; see the file comment),
-// which after the barrier that follows means every update ran.
+// quiet() returns once every rpc_ff this rank issued ran at its owner, so after the barrier
+// that follows every update ran.
 void update_rpc(const table& t, gu::update_stream& share, const gu::options&) {
-  const oneside::team& world = oneside::world();
-  std::vector<std::uint64_t> sent(static_cast<std::size_t>(world.size()), 0);
   for (std::uint64_t a = 0; share.next(a);) {
     const oneside::global_ptr<std::uint64_t> w = t.word_of(a);
     oneside::rpc_ff(w.where(), &xor_here, w, a);
-    ++sent[static_cast<std::size_t>(w.where())];
   }
-  std::vector<std::uint64_t> to_me(sent.size(), 0);
-  oneside::alltoall(world, sent, to_me);
-  std::uint64_t expected = 0;
-  for (std::uint64_t n : to_me) expected += n;
-  g_rpc_expected.store(expected);
-  oneside::wait_until([expected] { return g_rpc_applied.load() >= expected; });
+  oneside::quiet();
 }
 
 const std::vector<std::pair<std::string, update_fn>> variants = {

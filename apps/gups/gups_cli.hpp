@@ -18,6 +18,12 @@ struct options {
   std::string variant;
   bool verify = true;
   bool combine = false;  // the aggregated variant: same-word combining (aggregator_options)
+  // The aggregated variant: CPU atomics (on) or plain loads and stores (off, the default: HPCC
+  // allows errors from non-atomic updates) where the updates are applied (aggregator_options).
+  bool atomic_apply = false;
+  // The aggregated variant: this rank applies the buffers for node peers' words itself
+  // (aggregator_options::apply_at_origin) instead of sending them to the owner.
+  bool apply_at_origin = false;
   // Testing only (not in the usage text): leave out every K-th update of each rank's share,
   // so that verification must count the lost updates (K = 50: ~8% of the words wrong).
   std::uint64_t skip_every = 0;
@@ -56,6 +62,14 @@ inline options parse_options(int argc, char** argv, const program_info& p, std::
       std::string v;
       in.choice(v, {"on", "off"}, "--combine value");
       o.combine = v == "on";
+    } else if (in.name() == "--atomic-apply" && p.offers("aggregated")) {
+      std::string v;
+      in.choice(v, {"on", "off"}, "--atomic-apply value");
+      o.atomic_apply = v == "on";
+    } else if (in.name() == "--apply-at-origin" && p.offers("aggregated")) {
+      std::string v;
+      in.choice(v, {"on", "off"}, "--apply-at-origin value");
+      o.apply_at_origin = v == "on";
     } else if (in.name() == "--skip-updates") {
       in.number(o.skip_every, 1, 1LL << 40);
     } else {
@@ -81,7 +95,11 @@ inline void print_usage(const program_info& p) {
   if (p.offers("aggregated")) {
     std::printf(
         "  --combine on|off   aggregated: combine updates of one word in a buffer (default "
-        "off)\n");
+        "off)\n"
+        "  --atomic-apply on|off aggregated: apply updates with CPU atomics (on) or plain\n"
+        "                     loads and stores, which may lose a racing update (default off)\n"
+        "  --apply-at-origin on|off aggregated: apply the buffers for node peers' words at\n"
+        "                     the sending rank instead of the owner (default off)\n");
   }
   std::printf("  --help             this text\n");
 }
@@ -95,7 +113,11 @@ inline void print_header(const program_info& p, const options& o, int ranks) {
   std::printf("Number of updates = %llu\n",
               static_cast<unsigned long long>(o.updates_factor * size));
   std::printf("Variant           = %s\n", o.variant.c_str());
-  if (o.variant == "aggregated") std::printf("Combining         = %s\n", o.combine ? "on" : "off");
+  if (o.variant == "aggregated") {
+    std::printf("Combining         = %s\n", o.combine ? "on" : "off");
+    std::printf("Atomic apply      = %s\n", o.atomic_apply ? "on" : "off");
+    std::printf("Apply at origin   = %s\n", o.apply_at_origin ? "on" : "off");
+  }
   std::fflush(stdout);
 }
 

@@ -10,6 +10,9 @@
 //                                 the flag (the transport's own ping-pong)
 //   rpc_ff_rate/rpc_ff            rpc_ff(1, fn, i) whose body counts; the batch ends when rank
 //                                 1 counted them all (messages/s of one rank pair)
+//   rpc_ff_rate/aggregated        the same calls through an aggregator (agg.rpc_ff, flush() at
+//                                 the batch's end): a buffer of calls is one message and one
+//                                 task of the target's arena
 //   rpc_ff_rate/am                am_send of 8 bytes whose handler counts, the same batch
 //
 // Each bench checks what the target saw (values returned, counts) and reports an error
@@ -69,9 +72,13 @@ void take_count(transport::backend& t, rank_t, std::span<const std::byte>) {
   oneside::detail::notify(t.local_doorbell());
 }
 
+// The count at which the target's wait ends (it wakes itself then, not at every call).
+std::atomic<std::int64_t> g_goal{0};
+
 void count_one(std::int64_t) {
-  g_counted.fetch_add(1, std::memory_order_release);
-  oneside::wake(oneside::world().rank());
+  if (g_counted.fetch_add(1, std::memory_order_acq_rel) + 1 == g_goal.load()) {
+    oneside::wake(oneside::world().rank());
+  }
 }
 
 bool is_origin() {
@@ -136,17 +143,21 @@ void am_round_trip(benchmark::State& state) {
 
 // ---- rates ----------------------------------------------------------------------------------
 
-// The target waits until it counted the batch; the origin sends it with `send`.
-template <class Send>
-void rate(benchmark::State& state, Send&& send) {
+// The target waits until it counted the batch; the origin sends it with `send`, then calls
+// `done`.
+template <class Send, class Done = void (*)()>
+void rate(
+    benchmark::State& state, Send&& send, Done done = [] {}) {
   if (!has_target(state)) return;
   transport::backend& t = transport::current("bench");
   bool ok = true;
   run(state, rate_batch, [&](std::int64_t k) {
     const std::int64_t start = g_counted.load(std::memory_order_acquire);
+    g_goal.store(start + k);
     oneside::barrier(oneside::world());  // the target read its count before anything is sent
     if (is_origin()) {
       for (std::int64_t i = 0; i < k; ++i) send(i);
+      done();
     } else if (is_target()) {
       oneside::detail::wait_until(t.local_doorbell(), [&] {
         return g_counted.load(std::memory_order_acquire) >= start + k;
@@ -159,6 +170,14 @@ void rate(benchmark::State& state, Send&& send) {
 
 void rpc_ff_rate(benchmark::State& state) {
   rate(state, [](std::int64_t i) { oneside::rpc_ff(target_rank, &count_one, i); });
+}
+
+void rpc_ff_aggregated_rate(benchmark::State& state) {
+  if (!has_target(state)) return;
+  oneside::aggregator agg;
+  rate(
+      state, [&agg](std::int64_t i) { agg.rpc_ff(target_rank, &count_one, i); },
+      [&agg] { agg.flush(); });
 }
 
 void am_rate(benchmark::State& state) {
@@ -181,6 +200,7 @@ bool register_all() {
   add("rpc_round_trip/rpc_int", rpc_int);
   add("rpc_round_trip/am", am_round_trip);
   add("rpc_ff_rate/rpc_ff", rpc_ff_rate);
+  add("rpc_ff_rate/aggregated", rpc_ff_aggregated_rate);
   add("rpc_ff_rate/am", am_rate);
   return true;
 }

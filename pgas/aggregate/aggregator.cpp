@@ -101,8 +101,9 @@ std::uint64_t combine(transport::amo_op op, transport::amo_type type, std::uint6
   return take_b ? b : a;
 }
 
-// At the target (the agent or a poll): hands a batched rpc_ff to this rank's task arena, as
-// rpc_ff's own active message does.
+// The handler of rpc_ff records. apply_records does not call it for the buffers it applies (it
+// batches their rpc_ff records into one task, execute_rpc_ff_batch); it is what a record run
+// by itself would do.
 void run_rpc_ff(rank_t source, std::span<const std::byte> bytes) {
   execute_rpc_ff_message(source, bytes);
 }
@@ -111,11 +112,11 @@ void run_rpc_ff(rank_t source, std::span<const std::byte> bytes) {
 const aggregated_handler_id g_rpc_ff_handler =
     register_aggregated_handler("oneside.aggregator.rpc_ff", &run_rpc_ff);
 
+}  // namespace
+
 aggregated_handler_id rpc_ff_handler() noexcept {
   return g_rpc_ff_handler;
 }
-
-}  // namespace
 
 class aggregator_impl {
  public:
@@ -126,6 +127,7 @@ class aggregator_impl {
         buffers_(buffers_of(o)),
         combine_(o.combine),
         apply_here_(o.apply_at_origin),
+        plain_(!o.atomic_apply),
         routes_(2 * static_cast<std::size_t>(s.size())),
         route_of_(static_cast<std::size_t>(s.size())) {
     plan_routes(routing_of(o));
@@ -176,8 +178,13 @@ class aggregator_impl {
   void update(transport::amo_op op, transport::amo_type type, rank_t r, std::uintptr_t addr,
               std::uint64_t bits, const char* call) {
     const std::size_t bytes = transport::amo_type_size(type);
-    if (void* local = atomic_address(r, addr, bytes, call)) {
-      if (r == s_->rank()) {
+    // The checks of atomic_address inline (it raises the error when one fails).
+    const bool checked =
+        addr != 0 && addr % bytes == 0 && r >= 0 && r < s_->size() && get_context_if_open() == s_;
+    void* const local =
+        checked ? s_->local_address(r, addr, bytes) : atomic_address(r, addr, bytes, call);
+    if (local != nullptr) {
+      if (r == s_->rank() && !plain_) {
         // This rank's own word: applied now, as the target would (no message to itself).
         transport::detail::amo_apply(local, {op, type, bits, 0}, nullptr);
         wake_after_rmw(r);
@@ -193,7 +200,7 @@ class aggregator_impl {
     const record_head h{record_kind::atomic,
                         static_cast<std::uint8_t>(op),
                         static_cast<std::uint8_t>(type),
-                        0,
+                        plain_ ? record_plain : std::uint8_t{0},
                         r,
                         addr,
                         bits};
@@ -207,7 +214,7 @@ class aggregator_impl {
                   "an aggregated rput carries at most " + std::to_string(max_put()) + " bytes");
     const rma::detail::access_target at_target = resolve_remote(*s_, r, addr, bytes, call);
     if (bytes == 0) return;
-    if (r == s_->rank()) {
+    if (r == s_->rank() && !plain_) {  // plain: after this rank's buffered updates, in order
       std::memcpy(at_target.local != nullptr ? at_target.local : reinterpret_cast<void*>(addr), src,
                   bytes);
       return;
@@ -221,12 +228,13 @@ class aggregator_impl {
     ++d.generation;  // no atomic combines across a put
   }
 
-  void send(rank_t r, aggregated_handler_id id, std::span<const std::byte> bytes,
-            const char* call) {
+  // `ff`: an rpc_ff record (its handler known), counted as issued when its buffer ships.
+  void send(rank_t r, aggregated_handler_id id, std::span<const std::byte> bytes, const char* call,
+            bool ff = false) {
     ONESIDE_CHECK(r >= 0 && r < s_->size(), error_class::rank, {.call = call, .target = r},
                   "rank " + std::to_string(r) + " is not in the world [0, " +
                       std::to_string(s_->size()) + ")");
-    ONESIDE_CHECK(find_aggregated_handler(id) != nullptr, error_class::arg,
+    ONESIDE_CHECK(ff || find_aggregated_handler(id) != nullptr, error_class::arg,
                   {.call = call, .target = r},
                   "no aggregated handler is registered under id " + std::to_string(id));
     ONESIDE_CHECK(
@@ -240,6 +248,7 @@ class aggregator_impl {
     const record_head h{record_kind::message, 0, 0, 0, r, id, bytes.size()};
     std::memcpy(at, &h, sizeof h);
     if (!bytes.empty()) std::memcpy(at + sizeof h, bytes.data(), bytes.size());
+    if (ff) ++d.ff;
   }
 
   // An encoded rpc_ff (rpc.hpp) as a message to the handler that queues it at the target;
@@ -256,7 +265,7 @@ class aggregator_impl {
                           " bytes with its arguments parked)");
         park_rpc_arguments(message);
       }
-      send(r, rpc_ff_handler(), message, call);
+      send(r, rpc_ff_handler(), message, call, true);
     } catch (...) {
       discard_rpc_message(message);  // the encoder may have parked them already
       throw;
@@ -290,6 +299,7 @@ class aggregator_impl {
     bool here = false;     // applied by this process when shipped (apply_at_origin)
     bool to_wake = false;  // here: changed since the last flush (whose end wakes `via`)
     std::uint32_t generation = 1;
+    std::uint32_t ff = 0;           // rpc_ff records in the buffer being filled
     std::unique_ptr<slot[]> table;  // combining: the last record of each word
   };
 
@@ -326,7 +336,9 @@ class aggregator_impl {
     route& d = routes_[static_cast<std::size_t>(index)];
     if (!d.buffer) [[unlikely]] {
       d.via = index % s_->size();
-      d.here = apply_here_ && index < s_->size() && s_->is_local_rank(d.via);
+      // Plain updates of this rank's own words are applied here too, a buffer at a time.
+      d.here = index < s_->size() &&
+               ((apply_here_ && s_->is_local_rank(d.via)) || (plain_ && d.via == s_->rank()));
       d.buffer = std::make_unique<std::byte[]>(capacity_);
       d.ring.resize(static_cast<std::size_t>(buffers_ - 1));
       if (combine_) d.table = std::make_unique<slot[]>(table_size_);
@@ -407,6 +419,8 @@ class aggregator_impl {
       --d.in_flight;
     }
     transport::completion& c = d.ring[(d.head + d.in_flight) % ring];
+    if (d.ff != 0) count_rpc_ff_issued(via, d.ff);  // before the target may run them
+    d.ff = 0;
     t_->am_send(via, batch_handler(), std::span<const std::byte>(d.buffer.get(), d.used), &c);
     ++d.in_flight;
     d.used = 0;
@@ -439,6 +453,7 @@ class aggregator_impl {
   int buffers_;
   bool combine_;
   bool apply_here_;
+  bool plain_;  // atomics by plain loads and stores (atomic_apply = false)
   bool node_routed_ = false;
   std::size_t table_size_ = 0;
   std::vector<route> routes_;     // updates by the rank they are sent to, then messages by rank

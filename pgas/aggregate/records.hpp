@@ -18,14 +18,17 @@ enum class record_kind : std::uint8_t { atomic = 1, put = 2, message = 3 };
 
 struct record_head {
   record_kind kind;
-  std::uint8_t op;    // atomic: transport::amo_op
-  std::uint8_t type;  // atomic: transport::amo_type
-  std::uint8_t reserved;
+  std::uint8_t op;      // atomic: transport::amo_op
+  std::uint8_t type;    // atomic: transport::amo_type
+  std::uint8_t flags;   // atomic: record_plain
   std::int32_t rank;    // the final destination (a node peer of the receiver, or itself)
   std::uint64_t where;  // atomic, put: the address there; message: the handler id
   std::uint64_t value;  // atomic: the operand's bits; put, message: the bytes that follow
 };
 static_assert(sizeof(record_head) == 24);
+
+// An atomic applied with a plain load and store (aggregator_options::atomic_apply = false).
+constexpr std::uint8_t record_plain = 1;
 
 constexpr std::size_t record_align = 8;
 constexpr std::size_t padded(std::size_t n) noexcept {
@@ -46,6 +49,11 @@ void apply_records(transport::backend& t, rank_t source, std::span<const std::by
                    bool wake);
 // Wakes the threads of `rank` (this process or a node peer) sleeping on changed memory.
 void wake_rank(transport::backend& t, rank_t rank) noexcept;
+
+// The id under which aggregators send rpc_ff records (aggregator.cpp): apply_records hands a
+// buffer's rpc_ff records to one task of the arena (execute_rpc_ff_batch) instead of running
+// a handler for each.
+aggregated_handler_id rpc_ff_handler() noexcept;
 
 // The handler registered under `id` for aggregated messages, or null. Lock-free.
 aggregated_handler find_aggregated_handler(aggregated_handler_id id) noexcept;

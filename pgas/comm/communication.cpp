@@ -299,6 +299,9 @@ void quiet() {
     const detail::wait_scope waiting("quiet");
     s.ops().complete_all(s.transport());
   }
+  // rpc_ff this rank issued (directly, or by the aggregators just flushed) have run at their
+  // targets (one load when none is outstanding).
+  if (s.rpc_ff().unacked.load(std::memory_order_acquire) != 0) pgas::detail::wait_rpc_ff(s);
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 

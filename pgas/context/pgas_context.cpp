@@ -47,6 +47,7 @@ pgas_context::pgas_context()
       world_(oneside::world()),
       rank_(world_.rank()),
       local_(static_cast<std::size_t>(world_.size()), 0),
+      rpc_ff_(local_.size()),
       ops_(world_.size()),
       in_flight_(std::make_unique<std::atomic<std::uint32_t>[]>(local_.size())) {
   bells_.assign(local_.size(), nullptr);

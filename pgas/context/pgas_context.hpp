@@ -28,9 +28,32 @@ struct aggregator_set {
   std::mutex mutex;
   std::vector<aggregator_impl*> live;
 };
+// The counts that let quiet() wait for the rpc_ff this rank issued (rpc/rpc.cpp): by target,
+// the calls issued (directly, or by an aggregator when it shipped them) and those the target
+// acknowledged as run; by source, the calls run here and the count that source asked to hear
+// of. `unacked` (issued minus acknowledged, over all targets) lets quiet() skip everything with
+// one load when nothing is outstanding.
+struct rpc_ff_ledger {
+  explicit rpc_ff_ledger(std::size_t ranks)
+      : issued(std::make_unique<std::atomic<std::uint64_t>[]>(ranks)),
+        acked(std::make_unique<std::atomic<std::uint64_t>[]>(ranks)),
+        executed(std::make_unique<std::atomic<std::uint64_t>[]>(ranks)),
+        requested(std::make_unique<std::atomic<std::uint64_t>[]>(ranks)),
+        ack_sent(std::make_unique<std::atomic<std::uint64_t>[]>(ranks)) {}
+  std::unique_ptr<std::atomic<std::uint64_t>[]> issued;     // by target
+  std::unique_ptr<std::atomic<std::uint64_t>[]> acked;      // by target
+  std::unique_ptr<std::atomic<std::uint64_t>[]> executed;   // by source
+  std::unique_ptr<std::atomic<std::uint64_t>[]> requested;  // by source
+  std::unique_ptr<std::atomic<std::uint64_t>[]> ack_sent;   // by source: the last count acked
+  std::atomic<std::int64_t> unacked{0};
+};
+
 class pgas_context;
 // Flushes every aggregator in s's set (quiet()).
 void flush_aggregators(pgas_context& s);
+// Waits until every rpc_ff counted in s's ledger as issued so far ran at its target (quiet();
+// rpc/rpc.cpp). Sends each target with calls outstanding one query; never call it on an agent.
+void wait_rpc_ff(pgas_context& s);
 
 class pgas_context {
  public:
@@ -57,6 +80,7 @@ class pgas_context {
   // The lowest world rank of r's node (the ranks that load and store each other's memory).
   rank_t node_leader(rank_t r) const noexcept { return node_leader_[static_cast<std::size_t>(r)]; }
   aggregator_set& aggregators() noexcept { return aggregators_; }
+  rpc_ff_ledger& rpc_ff() noexcept { return rpc_ff_; }
   global_heap& heap() noexcept { return *heap_; }
   symmetric_heap& symmetric() noexcept { return *symmetric_; }
   // The operations issued through the access interface and their completion.
@@ -83,6 +107,7 @@ class pgas_context {
   std::vector<oneside::detail::doorbell*> bells_;  // by world rank: see peer_bell
   std::vector<rank_t> node_leader_;                // by world rank
   aggregator_set aggregators_;
+  rpc_ff_ledger rpc_ff_;
   rma::detail::completion_counter ops_;
   std::unique_ptr<std::atomic<std::uint32_t>[]> in_flight_;  // by world rank
   std::unique_ptr<global_heap> heap_;

@@ -9,6 +9,7 @@
 // sends. The caller's agent takes the reply and readies the future inside a hand-off frame
 // (continuations run at the caller's next progress, not on the agent); a reply by rendezvous
 // is fetched by a task of the caller's arena.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <oneside/pgas/async.hpp>
@@ -27,6 +29,7 @@
 #include <oneside/pgas/heap.hpp>
 #include <oneside/pgas/rpc.hpp>
 #include <oneside/runtime/error.hpp>
+#include <oneside/runtime/wait.hpp>
 
 #include "context/pgas_context.hpp"
 #include "future/deferred.hpp"
@@ -39,15 +42,6 @@ namespace {
 
 using oneside::detail::raise;
 
-struct rpc_header {
-  std::uint32_t bytes;  // the whole message, header included
-  std::uint8_t kind;    // rpc_kind
-  std::uint8_t flags;
-  std::uint16_t reserved;
-  std::uint64_t cookie;  // call: the caller's pending_call
-  code_id invoker;
-  code_id fn;
-};
 static_assert(sizeof(rpc_header) == rpc_header_bytes);
 
 constexpr std::uint8_t flag_rendezvous = 1;
@@ -71,12 +65,18 @@ constexpr std::size_t reply_header_bytes = sizeof(reply_header);
 
 void take_message(transport::backend& t, rank_t source, std::span<const std::byte> payload);
 void take_reply(transport::backend& t, rank_t source, std::span<const std::byte> payload);
+void take_query(transport::backend& t, rank_t source, std::span<const std::byte> payload);
+void take_ack(transport::backend& t, rank_t source, std::span<const std::byte> payload);
 
 // Registered when the library loads, on every rank alike (ids are hashes of the names).
 const transport::am_handler_id message_handler =
     transport::register_am_handler("oneside.rpc.message", &take_message);
 const transport::am_handler_id reply_handler =
     transport::register_am_handler("oneside.rpc.reply", &take_reply);
+const transport::am_handler_id query_handler =
+    transport::register_am_handler("oneside.rpc.ff_query", &take_query);
+const transport::am_handler_id ack_handler =
+    transport::register_am_handler("oneside.rpc.ff_ack", &take_ack);
 
 template <class T>
 T load(std::span<const std::byte> bytes) {
@@ -165,12 +165,120 @@ void send_reply(rank_t to, std::uint64_t cookie, reply_status status,
   std::abort();
 }
 
+// ---- quiet()'s count of rpc_ff -------------------------------------------------------------
+//
+// The origin counts the calls it issues per target (count_rpc_ff_issued); the target counts
+// the calls of each source it ran. quiet() sends each target it has calls outstanding at one
+// query carrying the issued count; the target acknowledges (one message carrying its count of
+// that source's calls run) as soon as the count reaches what was asked: at once if it did, else
+// from the task that runs the call reaching it. Both sides check the other's count after
+// writing their own (sequentially consistent), so one of them sees the request satisfied; a
+// compare-exchange on the count last acknowledged keeps it to one acknowledgement per query.
+// Acknowledgements are sent by tasks (an agent never sends).
+
+// Acknowledges to `source` the calls run here when that satisfies its request.
+void ack_if_asked(rank_t source) {
+  pgas_context& s = get_context("rpc_ff");
+  rpc_ff_ledger& l = s.rpc_ff();
+  const auto i = static_cast<std::size_t>(source);
+  const std::uint64_t asked = l.requested[i].load();
+  const std::uint64_t ran = l.executed[i].load();
+  if (ran < asked) return;
+  std::uint64_t sent = l.ack_sent[i].load();
+  do {
+    if (sent >= asked) return;  // acknowledged already (by a concurrent task)
+  } while (!l.ack_sent[i].compare_exchange_weak(sent, ran));
+  s.transport().am_send(source, ack_handler, std::as_bytes(std::span(&ran, 1)));
+}
+
+// After `count` calls of `source` ran (in a task).
+void count_run(rank_t source, std::uint64_t count) {
+  pgas_context* s = get_context_if_open();
+  if (s == nullptr) return;
+  rpc_ff_ledger& l = s->rpc_ff();
+  const auto i = static_cast<std::size_t>(source);
+  const std::uint64_t before = l.executed[i].fetch_add(count);
+  const std::uint64_t asked = l.requested[i].load();
+  if (asked > before && asked <= before + count) {
+    try {
+      ack_if_asked(source);
+    } catch (const std::exception& e) {
+      die(source, "acknowledging rpc_ff", e.what());  // its quiet() would wait forever
+    }
+  }
+}
+
+// The target's agent (or a poll): a source's quiet() asks to hear when `wanted` of its calls ran.
+void take_query(transport::backend&, rank_t source, std::span<const std::byte> payload) {
+  const auto wanted = load<std::uint64_t>(payload);
+  pgas_context& s = get_context("rpc_ff");
+  rpc_ff_ledger& l = s.rpc_ff();
+  const auto i = static_cast<std::size_t>(source);
+  std::uint64_t asked = l.requested[i].load();
+  while (asked < wanted && !l.requested[i].compare_exchange_weak(asked, wanted)) {
+  }
+  if (l.executed[i].load() < wanted) return;  // the task that runs the last one acknowledges
+  async_arena().enqueue([source] {
+    try {
+      ack_if_asked(source);
+    } catch (const std::exception& e) {
+      die(source, "acknowledging rpc_ff", e.what());
+    }
+  });
+}
+
+// The origin's agent (or a poll): `target` ran this many of our calls.
+void take_ack(transport::backend& t, rank_t target, std::span<const std::byte> payload) {
+  const auto ran = load<std::uint64_t>(payload);
+  rpc_ff_ledger& l = get_context("rpc_ff").rpc_ff();
+  std::atomic<std::uint64_t>& acked = l.acked[static_cast<std::size_t>(target)];
+  std::uint64_t old = acked.load();
+  while (old < ran && !acked.compare_exchange_weak(old, ran)) {
+  }
+  if (old < ran) l.unacked.fetch_sub(static_cast<std::int64_t>(ran - old));
+  oneside::detail::notify(t.local_doorbell());
+}
+
+bool same_code(const code_id& a, const code_id& b) noexcept {
+  return a.object == b.object && a.offset == b.offset;
+}
+
+// One rpc_ff message, in a task of the target's arena; aborts the job when the body throws.
+void run_ff(rank_t source, std::span<const std::byte> message, rpc_ff_code_cache& last) {
+  try {
+    const rpc_header h = parse(message, "rpc_ff");
+    std::span<const std::byte> args = message.subspan(sizeof h);
+    std::vector<std::byte> fetched;
+    if ((h.flags & flag_rendezvous) != 0) [[unlikely]] {
+      fetched = fetch(load<rendezvous>(args));
+      args = fetched;
+    }
+    if (!last.known || !same_code(last.invoker, h.invoker) || !same_code(last.fn, h.fn)) {
+      last.invoke = reinterpret_cast<invoker_ptr>(code_address_of(h.invoker));
+      last.address = h.fn.object != 0 ? code_address_of(h.fn) : nullptr;
+      last.invoker = h.invoker;
+      last.fn = h.fn;
+      last.known = true;
+    }
+    last.invoke(last.address, args, nullptr);
+  } catch (const std::exception& e) {
+    die(source, "rpc_ff", e.what());
+  } catch (...) {
+    die(source, "rpc_ff", "an exception that is not a std::exception");
+  }
+}
+
 // A task of the target's arena: runs one message.
 void run_message(rank_t source, const std::vector<std::byte>& message) {
   const auto h = load<rpc_header>(message);
   const bool is_call = h.kind == static_cast<std::uint8_t>(rpc_kind::call);
+  if (!is_call) {
+    rpc_ff_code_cache code;
+    run_ff(source, message, code);
+    return;
+  }
   std::optional<std::string> failure;
-  std::vector<std::byte> reply(is_call ? reply_header_bytes : 0);
+  std::vector<std::byte> reply(reply_header_bytes);
   try {
     std::span<const std::byte> args = std::span<const std::byte>(message).subspan(sizeof h);
     std::vector<std::byte> fetched;
@@ -180,15 +288,11 @@ void run_message(rank_t source, const std::vector<std::byte>& message) {
     }
     const auto invoke = reinterpret_cast<invoker_ptr>(code_address_of(h.invoker));
     const code_ptr fn = h.fn.object != 0 ? code_address_of(h.fn) : nullptr;
-    invoke(fn, args, is_call ? &reply : nullptr);
+    invoke(fn, args, &reply);
   } catch (const std::exception& e) {
     failure = e.what();
   } catch (...) {
     failure = "an exception that is not a std::exception";
-  }
-  if (!is_call) {
-    if (failure) die(source, "rpc_ff", *failure);
-    return;
   }
   if (!failure) {
     try {
@@ -208,16 +312,20 @@ void run_message(rank_t source, const std::vector<std::byte>& message) {
   }
 }
 
-// Copies a message and queues it on this rank's arena (an agent may call this).
-void queue_message(rank_t source, std::span<const std::byte> message) {
+// Copies a message and queues it on this rank's arena (an agent may call this); a counted
+// rpc_ff is counted as run for its source's quiet() once it returned.
+void queue_message(rank_t source, std::span<const std::byte> message, bool counted) {
   auto copy = std::make_shared<const std::vector<std::byte>>(message.begin(), message.end());
-  async_arena().enqueue([source, copy] { run_message(source, *copy); });
+  async_arena().enqueue([source, copy, counted] {
+    run_message(source, *copy);
+    if (counted) count_run(source, 1);
+  });
 }
 
 void take_message(transport::backend&, rank_t source, std::span<const std::byte> payload) {
   try {
-    (void)parse(payload, "rpc");
-    queue_message(source, payload);
+    const rpc_header h = parse(payload, "rpc");
+    queue_message(source, payload, h.kind == static_cast<std::uint8_t>(rpc_kind::fire_and_forget));
   } catch (const std::exception& e) {
     die(source, "a message of rpc", e.what());
   }
@@ -281,20 +389,64 @@ void check_rpc_target(rank_t rank, const char* call) {
 
 void finish_rpc_message(std::vector<std::byte>& out, std::size_t at, rpc_kind kind,
                         std::uint64_t cookie, code_id invoker, code_id fn) {
-  rpc_header h{0, static_cast<std::uint8_t>(kind), 0, 0, cookie, invoker, fn};
-  h.flags = fit(out, at, sizeof h);
-  h.bytes = static_cast<std::uint32_t>(out.size() - at);
-  std::memcpy(out.data() + at, &h, sizeof h);
+  const std::uint8_t flags = fit(out, at, sizeof(rpc_header));
+  write_rpc_header(out, at, kind, cookie, invoker, fn, flags);
 }
 
 void send_rpc(rank_t rank, std::span<const std::byte> message, std::unique_ptr<pending_call> call) {
+  pgas_context& s = get_context("rpc");
+  const bool ff = call == nullptr;
+  if (ff) count_rpc_ff_issued(rank, 1);
   try {
-    get_context("rpc").transport().am_send(rank, message_handler, message);
+    s.transport().am_send(rank, message_handler, message);
   } catch (...) {
+    if (ff) {
+      s.rpc_ff().issued[static_cast<std::size_t>(rank)].fetch_sub(1);
+      s.rpc_ff().unacked.fetch_sub(1);
+    }
     unpark(message, sizeof(rpc_header), load<rpc_header>(message).flags);
     throw;
   }
   (void)call.release();  // the reply's handler owns it now
+}
+
+void count_rpc_ff_issued(rank_t target, std::uint64_t count) noexcept {
+  rpc_ff_ledger& l = get_context_if_open()->rpc_ff();
+  l.unacked.fetch_add(static_cast<std::int64_t>(count));
+  l.issued[static_cast<std::size_t>(target)].fetch_add(count);
+}
+
+// Counts tell how many calls ran, not which: calls issued concurrently (by bodies running on
+// this rank) may run before older ones. So a target is done only when its count of calls run
+// reaches the count issued read after it: every call that ran was issued before, so then the
+// two sets are the same, and every call issued before quiet() began is among them. While
+// issuing goes on, each round asks again for the larger count.
+void wait_rpc_ff(pgas_context& s) {
+  rpc_ff_ledger& l = s.rpc_ff();
+  transport::backend& t = s.transport();
+  std::vector<std::pair<rank_t, std::uint64_t>> asked;
+  for (rank_t r = 0; r < s.size(); ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    const std::uint64_t ran = l.acked[i].load();
+    const std::uint64_t issued = l.issued[i].load();
+    if (ran >= issued) continue;
+    t.am_send(r, query_handler, std::as_bytes(std::span(&issued, 1)));
+    asked.emplace_back(r, issued);
+  }
+  for (auto [r, want] : asked) {
+    std::atomic<std::uint64_t>& acked = l.acked[static_cast<std::size_t>(r)];
+    for (;;) {
+      if (acked.load() < want) {
+        const oneside::detail::wait_scope scope("quiet (rpc_ff to run)", r);
+        oneside::detail::wait_until(t.local_doorbell(), [&] { return acked.load() >= want; });
+      }
+      const std::uint64_t ran = acked.load();
+      const std::uint64_t issued = l.issued[static_cast<std::size_t>(r)].load();
+      if (ran >= issued) break;
+      want = issued;
+      t.am_send(r, query_handler, std::as_bytes(std::span(&want, 1)));
+    }
+  }
 }
 
 static_assert(rpc_parked_message_bytes == sizeof(rpc_header) + sizeof(rendezvous));
@@ -321,7 +473,16 @@ void execute_rpc_ff_message(rank_t source, std::span<const std::byte> message) {
     raise(error_class::arg, {.call = "execute_rpc_ff_message", .bytes = message.size()},
           "an rpc message that expects a reply is no rpc_ff message");
   }
-  queue_message(source, message);
+  queue_message(source, message, false);
+}
+
+void run_rpc_ff_here(rank_t source, std::span<const std::byte> message,
+                     rpc_ff_code_cache& cache) noexcept {
+  run_ff(source, message, cache);
+}
+
+void count_rpc_ff_run(rank_t source, std::uint64_t count) {
+  count_run(source, count);
 }
 
 }  // namespace oneside::pgas::detail

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
+#include <oneside/pgas/rpc.hpp>
 #include <oneside/runtime/types.hpp>
 
 namespace oneside::pgas::detail {
@@ -14,8 +16,33 @@ namespace oneside::pgas::detail {
 // Runs one rpc_ff message from `source` as its active message would: copies it and queues the
 // call on this rank's task arena (so it may be called on an agent; it does not block). The
 // message is exactly what encode_rpc_ff appended. error(arg) for bytes that are no rpc_ff
-// message (checked before anything is queued).
+// message (checked before anything is queued). Not counted for quiet() (the source's ledger
+// never counted it as issued).
 void execute_rpc_ff_message(rank_t source, std::span<const std::byte> message);
+
+// What run_rpc_ff_here remembers between the calls of one batch (which mostly name one
+// function): the code the last call named.
+struct rpc_ff_code_cache {
+  code_id invoker{};
+  code_id fn{};
+  invoker_ptr invoke = nullptr;
+  code_ptr address = nullptr;
+  bool known = false;
+};
+
+// Runs one rpc_ff message from `source` in the calling task (its body may wait), as the task
+// its active message queues would, without counting it (count_rpc_ff_run). For a batch's
+// task: a sender checked the bytes; a malformed message or a body that throws aborts the job
+// (with the message naming rpc_ff and the source).
+void run_rpc_ff_here(rank_t source, std::span<const std::byte> message,
+                     rpc_ff_code_cache& cache) noexcept;
+
+// Counts `count` calls from `source` as run here (call it in a task, after they returned):
+// what the source's quiet() waits for (it acknowledges a pending query of the source).
+void count_rpc_ff_run(rank_t source, std::uint64_t count);
+
+// Counts `count` rpc_ff to `target` as issued by this rank, for quiet() (before they are sent).
+void count_rpc_ff_issued(rank_t target, std::uint64_t count) noexcept;
 
 // The size of a message whose arguments are parked: its header and the rendezvous.
 inline constexpr std::size_t rpc_parked_message_bytes = 72;

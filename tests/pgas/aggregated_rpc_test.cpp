@@ -2,15 +2,18 @@
 // target with its arguments intact (strings, vectors, from every rank to every rank, through
 // small buffers that ship while filling); nothing runs before the buffer ships, and flush(),
 // quiet() and the destructor make the calls run; arguments beyond a buffer's message travel by
-// rpc's rendezvous (heap given back); bad input is refused at the call with nothing buffered.
+// rpc's rendezvous (heap given back); quiet() returns once every call of this rank's
+// aggregators ran (live or destroyed); bad input is refused at the call with nothing buffered.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <oneside/oneside.hpp>
@@ -150,6 +153,40 @@ TEST_F(AggregatedRpc, CallsRunOnlyOnceTheirBufferShipsByFlushQuietOrTheDestructo
   const std::lock_guard lock(box().mutex);
   EXPECT_EQ(box().calls[static_cast<std::size_t>(left())], 3 * per_round);
   EXPECT_EQ(box().damaged, 0);
+}
+
+// The first call of each round from each source takes a while (so calls are still queued when
+// a quiet() that did not wait for them would return).
+void take_slowly(std::int32_t from, std::int32_t k) {
+  if (k == 0) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  note(from, k, 0, true);
+}
+
+TEST_F(AggregatedRpc, QuietReturnsOnceEveryCallOfEveryAggregatorRan) {
+  const int n = 300;
+  std::int64_t expected = 0;
+  for (const bool destroyed : {false, true}) {
+    reset_inbox();
+    {
+      // Small buffers: some ship while filling, the rest at quiet() or the destructor.
+      aggregator agg({.buffer_bytes = 1024});
+      for (int k = 0; k < n; ++k) {
+        for (rank_t d = 0; d < size(); ++d) agg.rpc_ff(d, &take_slowly, rank(), k);
+      }
+      if (!destroyed) quiet();  // ships the buffers and waits for their calls
+    }
+    if (destroyed) quiet();  // the destructor shipped them: quiet() waits for their calls
+    barrier(world());
+    expected = std::int64_t{n} * size();
+    EXPECT_EQ(total(), expected) << "calls that had not run after quiet() and a barrier";
+    {
+      const std::lock_guard lock(box().mutex);
+      for (rank_t src = 0; src < size(); ++src) {
+        EXPECT_EQ(box().calls[static_cast<std::size_t>(src)], n) << "from rank " << src;
+      }
+    }
+    barrier(world());
+  }
 }
 
 void take_large(std::int32_t from, const std::vector<std::uint8_t>& v) {

@@ -1,7 +1,8 @@
 // Aggregators (aggregator.hpp): every atomic on every integer type against a model, with and
 // without combining, direct and node routing, shipped by flush(), quiet() and the destructor;
 // aggregated atomics mixed with ordinary ones on the same words (no lost update); rputs and
-// messages applied in the documented order; every rank flooding every other with far more than
+// messages applied in the documented order; plain (non-atomic) application against the model
+// where each word has one writer; every rank flooding every other with far more than
 // its buffers hold (bounded memory, no deadlock); bad input refused at the call with nothing
 // buffered.
 #include <algorithm>
@@ -187,6 +188,87 @@ global_ptr<std::int64_t> zeroed(int n) {
   const global_ptr<std::int64_t> p = allocate<std::int64_t>(static_cast<std::size_t>(n));
   std::fill_n(p.local(), n, std::int64_t{0});
   return p;
+}
+
+// atomic_apply = false: plain loads and stores where the buffers are applied. Each word has one
+// writer (no lost update then): words [0, 64) of every rank are updated only by its left
+// neighbour (through messages its progress applies), words [64, 128) only by itself (buffered
+// too, applied when the buffer ships). Every operation, 32- and 64-bit words, small buffers.
+template <class T>
+void check_plain_against_model(const aggregator_options& options, int salt) {
+  const int n = updates_per_rank();
+  const global_ptr<T> mine = allocate<T>(2 * words_per_rank);
+  for (int i = 0; i < 2 * words_per_rank; ++i) mine.local()[i] = initial<T>(world().rank(), i);
+  const std::vector<global_ptr<T>> all = everyones(mine);
+  const rank_t right = (world().rank() + 1) % world().size();
+  const rank_t left = (world().rank() + world().size() - 1) % world().size();
+  barrier(world());
+  {
+    aggregator agg(options);
+    update_stream<T> s(world().rank(), salt);
+    for (int k = 0; k < n; ++k) {
+      const auto [d, i, v] = s.next(2);  // d: 0 the right neighbour's words, 1 my own
+      const bool own = d == 1 || world().size() == 1;
+      issue(agg, own ? mine + words_per_rank + i : all[static_cast<std::size_t>(right)] + i,
+            op_of_word(i), v);
+    }
+    quiet();
+  }
+  barrier(world());
+  std::vector<T> model(2 * words_per_rank);
+  for (int i = 0; i < 2 * words_per_rank; ++i)
+    model[static_cast<std::size_t>(i)] = initial<T>(world().rank(), i);
+  for (const rank_t src : {left, world().rank()}) {
+    update_stream<T> s(src, salt);
+    for (int k = 0; k < n; ++k) {
+      const auto [d, i, v] = s.next(2);
+      const bool own = d == 1 || world().size() == 1;
+      if (own != (src == world().rank())) continue;
+      T& m = model[static_cast<std::size_t>(own ? words_per_rank + i : i)];
+      m = reference_apply(op_of_word(i), m, v);
+    }
+    if (left == world().rank()) break;  // one rank: only its own updates
+  }
+  int wrong = 0;
+  for (int i = 0; i < 2 * words_per_rank; ++i) {
+    if (mine.local()[i] != model[static_cast<std::size_t>(i)] && ++wrong <= 3) {
+      ADD_FAILURE() << "word " << i << " (" << sizeof(T) << " bytes): " << +mine.local()[i]
+                    << ", model " << +model[static_cast<std::size_t>(i)];
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  barrier(world());
+  deallocate(mine);
+}
+
+TEST_F(Aggregator, PlainApplyMatchesTheModelWhenEachWordHasOneWriter) {
+  for (const std::size_t bytes : {std::size_t{0}, std::size_t{256}}) {
+    const aggregator_options o{
+        .buffer_bytes = bytes, .routing = aggregator_routing::direct, .atomic_apply = false};
+    check_plain_against_model<std::int32_t>(o, 11);
+    check_plain_against_model<std::uint32_t>(o, 12);
+    check_plain_against_model<std::int64_t>(o, 13);
+    check_plain_against_model<std::uint64_t>(o, 14);
+  }
+}
+
+TEST_F(Aggregator, PlainApplyBuffersThisRanksOwnWordsAndKeepsTheirOrderWithRputs) {
+  const global_ptr<std::int64_t> mine = zeroed(2);
+  {
+    aggregator agg({.atomic_apply = false});
+    agg.atomic_add(mine, std::int64_t{5});
+    agg.rput(std::int64_t{7}, mine + 1);
+    EXPECT_EQ(mine.local()[0], 0) << "a plain update of this rank's word applied at the call";
+    EXPECT_EQ(mine.local()[1], 0) << "an rput after a buffered update overtook it";
+    agg.rput(std::int64_t{40}, mine);
+    agg.atomic_add(mine, std::int64_t{2});
+    agg.atomic_xor(mine + 1, std::int64_t{1});
+    agg.flush();
+    EXPECT_EQ(mine.local()[0], 42) << "add, rput, add applied out of order";
+    EXPECT_EQ(mine.local()[1], 6);
+  }
+  barrier(world());
+  deallocate(mine);
 }
 
 // Small buffers (many shipped while filling) give the same results.

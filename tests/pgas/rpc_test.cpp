@@ -2,16 +2,19 @@
 // result, functions in the executable and in a shared library (named by object and offset,
 // not address), exceptions across ranks, bad ranks, rpc inside rpc and to self, many calls in
 // flight, arguments and results far beyond one active message (rendezvous, heap given back),
-// dist_object's fetch and dist_object arguments, the wire pair aggregators use, and the one
-// ordering rule documented (an rpc issued after another's future is ready runs after it).
+// dist_object's fetch and dist_object arguments, the wire pair aggregators use, the one
+// ordering rule documented (an rpc issued after another's future is ready runs after it), and
+// quiet() returning once this rank's rpc_ff ran (those their bodies issue: one quiet() later).
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <oneside/oneside.hpp>
@@ -322,6 +325,58 @@ TEST_F(Rpc, FireAndForgetCallsAllArrive) {
   wait_received(received + calls);  // from the left neighbour
   EXPECT_EQ(g_received.load(), received + calls);
   EXPECT_EQ(g_sum.load(), summed + std::int64_t{calls} * (left() + 1));
+  barrier(world());
+}
+
+// quiet()'s rpc_ff coverage: calls by level (1: issued by the test, 2: issued by a level-1
+// body) and source, counted where they ran.
+constexpr int max_ranks = 16;
+std::atomic<std::int64_t> g_ran[3][max_ranks];
+
+// The first call of each source (k == 0) takes a while, so calls are still queued when a quiet()
+// that did not wait for them would return.
+void slow_start(int k) {
+  if (k == 0) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+}
+
+void level2(std::int32_t from, std::int32_t k) {
+  slow_start(k);
+  g_ran[2][from].fetch_add(1);
+}
+
+void level1(std::int32_t from, std::int32_t k) {
+  slow_start(k);
+  g_ran[1][from].fetch_add(1);
+  // Issued by this rank: its own quiet() covers it, not the caller's.
+  rpc_ff((world().rank() + 1) % world().size(), &level2, world().rank(), k);
+}
+
+TEST_F(Rpc, QuietReturnsOnceEveryFireAndForgetCallThisRankIssuedRan) {
+  ASSERT_LE(size(), max_ranks);
+  constexpr int calls = 200;
+  for (auto& level : g_ran) {
+    for (auto& n : level) n.store(0);
+  }
+  barrier(world());
+  for (int k = 0; k < calls; ++k) {
+    for (rank_t d = 0; d < size(); ++d) rpc_ff(d, &level1, rank(), k);
+  }
+  quiet();
+  barrier(world());
+  // Every call every rank issued ran (no waiting here).
+  for (rank_t src = 0; src < size(); ++src) {
+    EXPECT_EQ(g_ran[1][src].load(), calls) << "calls from rank " << src << " after quiet()";
+  }
+  // The calls the bodies issued are their ranks' own: one more quiet() and barrier covers them
+  // (every level-1 body ran, so each was issued before that quiet()).
+  quiet();
+  barrier(world());
+  const rank_t left_rank = (rank() + size() - 1) % size();
+  EXPECT_EQ(g_ran[2][left_rank].load(), std::int64_t{calls} * size())
+      << "calls issued by the bodies that ran on rank " << left_rank;
+  // Nothing outstanding: quiet() returns at once, and again.
+  quiet();
+  quiet();
   barrier(world());
 }
 

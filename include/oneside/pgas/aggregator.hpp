@@ -13,13 +13,14 @@
 // Nothing else flushes: barrier() does not, so flush() or quiet() before a barrier that must
 // see the updates. Updates may arrive earlier (a full buffer), never later than these.
 //
-// Application: updates to this rank's own memory at the call; others by the destination's
-// active-message progress (the agent thread, the MPI progress thread, or the rank's waits with
-// ONESIDE_AGENT=poll), or with apply_at_origin by this rank for memory it loads and stores.
-// Every path uses the CPU atomics every other oneside atomic on that word uses (atomic.hpp):
-// aggregated atomics are atomic with fetch_add, atomic_add, compare_exchange … on the same
-// word, from any rank, on every transport. Rputs are plain copies (not atomic with anything,
-// as rput).
+// Application: updates to this rank's own memory at the call (with atomic_apply = false, when
+// their buffer ships); others by the destination's active-message progress (the agent thread, the
+// MPI progress thread, or the rank's waits with ONESIDE_AGENT=poll), or with apply_at_origin by
+// this rank for memory it loads and stores. Every path uses the CPU atomics every other oneside
+// atomic on that word uses (atomic.hpp): aggregated atomics are atomic with fetch_add, atomic_add,
+// compare_exchange … on the same word, from any rank, on every transport; unless
+// aggregator_options::atomic_apply is false (plain loads and stores, for words nobody else writes
+// meanwhile). Rputs are plain copies (not atomic with anything, as rput).
 //
 // Routing (aggregator_routing, ONESIDE_AGG_ROUTING): direct sends each destination its own
 // buffers; node sends the updates for all ranks of a remote node in one buffer to one rank of
@@ -33,14 +34,15 @@
 // progress (drives the transport; incoming buffers are applied) until the oldest is applied.
 // Buffers of a destination are made at its first use.
 //
-// Batched rpc_ff (rpc.hpp): agg.rpc_ff(rank, fn, args...) encodes the call exactly as rpc_ff
-// does and buffers it as a message; the target's handler hands it to its task arena, where the
-// body runs as a task, as rpc_ff's would (never on the agent: a body may wait). flush() and
-// quiet() return once every such call was queued there, not once it ran: rpc_ff gives no
-// completion, so a caller that must know counts in the body. Calls of one aggregator to one
-// rank are queued in issue order but, like rpc_ff's, run as concurrent tasks in no order.
-// Arguments too large for a buffer's message travel by rpc's rendezvous (parked in this
-// rank's global heap, fetched and freed by the target), so no size is refused.
+// Batched rpc_ff (rpc.hpp): agg.rpc_ff(rank, fn, args...) encodes the call as rpc_ff does and
+// buffers it as a message; the target's handler hands all the calls of a buffer to one task of
+// its arena, which runs them one after another in issue order (never on the agent: a body may
+// wait; one that waits delays the calls after it in its buffer, so a body must not wait for a
+// later call of the same buffer). Buffers run as concurrent tasks: no order is promised between
+// them. flush() returns once every call was handed to its target's arena, not once it ran;
+// oneside::quiet() returns once every call of this rank's aggregators ran (rpc.hpp: what
+// quiet() covers). Arguments too large for a buffer's message travel by rpc's rendezvous
+// (parked in this rank's global heap, fetched and freed by the target), so no size is refused.
 //
 // Ordering: the records of one aggregator to one destination rank are applied in the order they
 // were issued, atomics and rputs among themselves and messages among themselves; atomics and
@@ -100,6 +102,15 @@ struct aggregator_options {
   // serializes the work on the origin's (measured: about half the throughput of one rank pair
   // on shm with a core for the target's agent; bench/micro/aggregator_bench.cpp).
   bool apply_at_origin = false;
+  // false: atomics (atomic_add/min/max/and/or/xor) are applied with plain loads and stores,
+  // not CPU atomics, by whoever applies the buffer (the owner's progress; this rank for its own
+  // words, which are then buffered too and applied when their buffer ships, and with
+  // apply_at_origin for node peers' words), a buffer at a time in a tight loop with its words
+  // prefetched. Only valid when nobody else writes those words while updates may be applied:
+  // a concurrent write (an atomic, a put, another aggregator's or rank's plain update to the
+  // same word) may be lost. HPCC RandomAccess allows that (at most 1% of the words wrong);
+  // the GUPS app's aggregated variant uses it.
+  bool atomic_apply = true;
 };
 
 // The id of a handler of aggregated messages, the same on every rank (a hash of its name).
@@ -181,9 +192,28 @@ class aggregator {
   requires pgas::detail::rpc_callable<std::decay_t<Fn>, A...>
   void rpc_ff(rank_t target, Fn&& fn, A&&... args) {
     pgas::detail::check_rpc_target(target, "aggregator::rpc_ff");
-    std::vector<std::byte> message;
-    pgas::detail::encode_rpc_ff(message, std::forward<Fn>(fn), std::forward<A>(args)...);
-    send_rpc_ff(target, message);
+    // Encoded into this thread's scratch (no allocation per call), or into a vector of its
+    // own when a serialize() of the arguments issues an aggregated rpc_ff itself.
+    thread_local std::vector<std::byte> scratch;
+    thread_local bool in_use = false;
+    if (in_use) [[unlikely]] {
+      std::vector<std::byte> message;
+      pgas::detail::encode_rpc_ff<false>(message, std::forward<Fn>(fn), std::forward<A>(args)...);
+      send_rpc_ff(target, message);
+      return;
+    }
+    struct release {
+      bool& flag;
+      std::vector<std::byte>& bytes;
+      ~release() {
+        flag = false;
+        if (bytes.capacity() > (std::size_t{1} << 16)) bytes = {};  // after large arguments
+      }
+    } const guard{in_use, scratch};
+    in_use = true;
+    scratch.clear();
+    pgas::detail::encode_rpc_ff<false>(scratch, std::forward<Fn>(fn), std::forward<A>(args)...);
+    send_rpc_ff(target, scratch);
   }
 
   // Ships every buffer and returns once every record issued before it was applied at its

@@ -251,7 +251,10 @@ void get(global_ptr<T> src, std::span<std::remove_const_t<T>> dst) {
 // that target (shmem_fence). Does not wait for completion unless the path needs it.
 void fence();
 // Completes every put and atomic this rank issued, to every target: on return each is
-// visible at its target (shmem_quiet), and their futures are ready.
+// visible at its target (shmem_quiet), and their futures are ready. Also ships every live
+// aggregator of this rank and waits for its records (aggregator.hpp), and waits until every
+// rpc_ff this rank issued, directly or through an aggregator, has run at its target (rpc.hpp
+// says what that covers when bodies issue rpc_ff themselves).
 void quiet();
 
 }  // namespace oneside

@@ -7,7 +7,9 @@
 // one rank first serialize on a local mutex, so a rank has at most one node in the queue.
 //
 // Memory ordering: unlock() completes the holder's puts and atomics (quiet()) before handing
-// the lock on, so the next holder sees everything written in the critical section.
+// the lock on, so the next holder sees everything written in the critical section. quiet()
+// also waits for the rpc_ff the holder's rank issued to run (rpc.hpp): the body of such a call
+// must not wait for this lock (it would wait for the unlock that waits for it).
 //
 // dist_lock meets the standard's Lockable requirements (std::lock_guard, std::unique_lock,
 // std::scoped_lock work). It is not recursive.

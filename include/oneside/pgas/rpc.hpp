@@ -30,8 +30,19 @@
 // user type's deserialize must not block.
 // Ordering: none between distinct rpcs, even from one rank to one target (they run as
 // concurrent tasks). An rpc issued after another's future is ready starts after that one
-// returned. rpc_ff gives no completion: make the body signal (an rpc back, an atomic) if the
-// caller needs to know.
+// returned.
+// Completion of rpc_ff: oneside::quiet() (communication.hpp) returns once every rpc_ff this
+// rank issued before it, directly or through an aggregator (quiet() flushes those), has run
+// at its target (its body returned), so quiet() then barrier() on every rank makes every
+// body's effects visible everywhere. Calls that bodies issue are issued by the rank the body
+// runs on: its quiet() covers them, not the original caller's; so one quiet()+barrier() round
+// covers the calls issued before it, a second round the calls their bodies issued, and so on
+// (a chain of k nested levels takes k rounds). A quiet() also waits for rpc_ff other threads
+// of its rank issue while it waits (a count cannot tell older calls from newer ones), so it
+// returns only once this rank stopped issuing for a moment. How: the target counts the calls
+// it ran per source and acknowledges the count when a source's quiet() asks (one message
+// each way per target with calls outstanding); no message is sent for calls no quiet() waits
+// for, and quiet() costs one load when nothing is outstanding.
 // Size: a message larger than the transport's active-message payload travels by rendezvous
 // (the sender keeps the bytes in its global heap and the receiver fetches and frees them), so
 // arguments and results of any size are accepted.
@@ -45,6 +56,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <span>
@@ -81,8 +93,33 @@ code_id code_id_of(code_ptr fn);
 using invoker_ptr = void (*)(code_ptr fn, std::span<const std::byte> args,
                              std::vector<std::byte>* result);
 
-inline constexpr std::size_t rpc_header_bytes = 48;  // before the arguments (rpc.cpp)
+inline constexpr std::size_t rpc_header_bytes = 48;  // before the arguments
 enum class rpc_kind : std::uint8_t { call = 1, fire_and_forget = 2 };
+
+// What a message begins with (its arguments, or their rendezvous, follow).
+struct rpc_header {
+  std::uint32_t bytes;  // the whole message, header included
+  std::uint8_t kind;    // rpc_kind
+  std::uint8_t flags;   // rpc.cpp: 1 = the arguments are parked (a rendezvous follows)
+  std::uint16_t reserved;
+  std::uint64_t cookie;  // call: the caller's pending_call
+  code_id invoker;
+  code_id fn;
+};
+
+// Writes the header of the message begun at out[at], which ends at out.size().
+inline void write_rpc_header(std::vector<std::byte>& out, std::size_t at, rpc_kind kind,
+                             std::uint64_t cookie, code_id invoker, code_id fn,
+                             std::uint8_t flags) noexcept {
+  const rpc_header h{static_cast<std::uint32_t>(out.size() - at),
+                     static_cast<std::uint8_t>(kind),
+                     flags,
+                     0,
+                     cookie,
+                     invoker,
+                     fn};
+  std::memcpy(out.data() + at, &h, sizeof h);
+}
 
 // A caller's rpc waiting for its reply (owned by the message until the reply arrives).
 class pending_call {
@@ -284,8 +321,22 @@ code_id invoker_id() {
   return id;
 }
 
-// Appends the message that calls fn(args...) at a target to `out` (see rpc_kind).
-template <class Fn, class... A>
+// The name of function pointer fn, remembered per thread for the last one of its type.
+template <class F>
+code_id function_id(F fn) {
+  thread_local F last = nullptr;
+  thread_local code_id id{};
+  if (fn != last) {
+    id = code_id_of(reinterpret_cast<code_ptr>(fn));
+    last = fn;
+  }
+  return id;
+}
+
+// Appends the message that calls fn(args...) at a target to `out` (see rpc_kind); with
+// `fit`, one larger than an active message leaves its arguments parked (finish_rpc_message),
+// else the caller makes it fit (an aggregator parks what exceeds its buffer).
+template <bool fit = true, class Fn, class... A>
 void encode_rpc(std::vector<std::byte>& out, rpc_kind kind, std::uint64_t cookie, Fn&& fn,
                 A&&... args) {
   using F = std::decay_t<Fn>;
@@ -293,7 +344,7 @@ void encode_rpc(std::vector<std::byte>& out, rpc_kind kind, std::uint64_t cookie
   static_assert(std::is_void_v<rpc_result_t<F>> || serializable<rpc_result_t<F>>,
                 "rpc: the function's result must be void or serializable");
   code_id fn_id{};
-  if constexpr (!std::is_class_v<F>) fn_id = code_id_of(reinterpret_cast<code_ptr>(fn));
+  if constexpr (!std::is_class_v<F>) fn_id = function_id(fn);
   const code_id inv = invoker_id<F>();
   const std::size_t at = out.size();
   out.resize(at + rpc_header_bytes);
@@ -304,16 +355,22 @@ void encode_rpc(std::vector<std::byte>& out, rpc_kind kind, std::uint64_t cookie
     out.resize(at);
     throw;
   }
-  finish_rpc_message(out, at, kind, cookie, inv, fn_id);
+  if constexpr (fit) {
+    finish_rpc_message(out, at, kind, cookie, inv, fn_id);
+  } else {
+    write_rpc_header(out, at, kind, cookie, inv, fn_id, 0);
+  }
 }
 
-// Appends the bytes rpc_ff(rank, fn, args...) sends (for aggregators, which hand each one to
-// execute_rpc_ff_message at the target). Arguments beyond one active message leave a
-// rendezvous in this rank's global heap, which the execution frees.
-template <class Fn, class... A>
+// Appends the bytes rpc_ff(rank, fn, args...) sends (for aggregators, which run them at the
+// target, rpc_wire.hpp). Arguments beyond one active message leave a rendezvous in this rank's
+// global heap, which the execution frees; with fit = false they stay in place, whatever the
+// size (the caller parks them, park_rpc_arguments, when they do not fit where it sends them).
+template <bool fit = true, class Fn, class... A>
 requires rpc_callable<std::decay_t<Fn>, A...>
 void encode_rpc_ff(std::vector<std::byte>& out, Fn&& fn, A&&... args) {
-  encode_rpc(out, rpc_kind::fire_and_forget, 0, std::forward<Fn>(fn), std::forward<A>(args)...);
+  encode_rpc<fit>(out, rpc_kind::fire_and_forget, 0, std::forward<Fn>(fn),
+                  std::forward<A>(args)...);
 }
 
 }  // namespace pgas::detail
