@@ -40,6 +40,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from launch_support import load_average
+
 RATE = re.compile(r"([0-9.]+) Billion\(10\^9\) Updates\s+per second \[GUP/s\]")
 VARIANTS = re.compile(r"--variant V\s+(.+?) \(default")
 # The variants issue 21 asks for, in the report's order.
@@ -79,13 +81,6 @@ def parse_args() -> argparse.Namespace:
                    help="the gups variants to launch (default: all offered); also "
                    + ", ".join(f"{k} ({' '.join(v)})" for k, v in EXTRA.items()))
     return p.parse_args()
-
-
-def load_average() -> str:
-    try:
-        return Path("/proc/loadavg").read_text().split()[0]
-    except OSError:
-        return "?"
 
 
 @dataclass

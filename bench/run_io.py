@@ -37,6 +37,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from launch_support import load_average
+
 LINE = re.compile(r"^(write_at_all|read_at_all) median_s ([0-9.]+)", re.M)
 OPS = ("write_at_all", "read_at_all")
 
@@ -58,13 +60,6 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--timeout", type=int, default=600, help="seconds per launch")
     return p.parse_args()
-
-
-def load_average() -> str:
-    try:
-        return Path("/proc/loadavg").read_text().split()[0]
-    except OSError:
-        return "?"
 
 
 @dataclass

@@ -27,6 +27,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from launch_support import load_average
+
 RATE = re.compile(r"Rate \(MB/s\): ([0-9.]+)")
 
 
@@ -48,13 +50,6 @@ def parse_args() -> argparse.Namespace:
                    help="flags of the MPI peer's mpirun (default: %(default)s)")
     p.add_argument("--timeout", type=int, default=600, help="seconds per launch")
     return p.parse_args()
-
-
-def load_average() -> str:
-    try:
-        return Path("/proc/loadavg").read_text().split()[0]
-    except OSError:
-        return "?"
 
 
 def run(cmd: list[str], env: dict[str, str], timeout: int) -> float:
