@@ -29,6 +29,7 @@
 
 #include "dist_array_model.hpp"
 #include "expect_error.hpp"
+#include "file_test_dir.hpp"
 #include "rank_test.hpp"
 
 namespace oneside::test {
@@ -40,31 +41,9 @@ namespace {
 
 constexpr std::size_t data_offset = 4096;
 
-class DistArrayFile : public RankTest {
+class DistArrayFile : public FileTestDir {
  protected:
-  void SetUp() override {
-    char name[256] = {};
-    if (rank() == 0) {
-      std::string templ =
-          (std::filesystem::temp_directory_path() / "oneside-array-XXXXXX").string();
-      std::strncpy(name, templ.c_str(), sizeof name - 1);
-      if (::mkdtemp(name) == nullptr) name[0] = '\0';
-    }
-    broadcast(world(), name, sizeof name, datatype::of<char>(), 0);
-    dir_ = name;
-    ASSERT_FALSE(dir_.empty()) << "mkdtemp failed";  // the same verdict on every rank
-  }
-  void TearDown() override {
-    barrier(world());
-    if (rank() == 0 && !dir_.empty()) {
-      std::error_code ec;
-      std::filesystem::remove_all(dir_, ec);
-    }
-    RankTest::TearDown();
-  }
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-
-  std::string dir_;
+  DistArrayFile() : FileTestDir("oneside-array") {}
 };
 
 std::vector<char> contents(const std::string& p) {

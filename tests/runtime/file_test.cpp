@@ -26,6 +26,7 @@
 #include <oneside/oneside.hpp>
 
 #include "expect_error.hpp"
+#include "file_test_dir.hpp"
 #include "io/file_impl.hpp"
 #include "rank_test.hpp"
 
@@ -34,31 +35,9 @@ namespace {
 
 using bytes = std::vector<std::byte>;
 
-class File : public RankTest {
+class File : public FileTestDir {
  protected:
-  void SetUp() override {
-    char name[256] = {};
-    if (rank() == 0) {
-      std::string templ = (std::filesystem::temp_directory_path() / "oneside-file-XXXXXX").string();
-      std::strncpy(name, templ.c_str(), sizeof name - 1);
-      if (::mkdtemp(name) == nullptr) name[0] = '\0';
-    }
-    broadcast(world(), name, sizeof name, datatype::of<char>(), 0);
-    dir_ = name;
-    ASSERT_FALSE(dir_.empty()) << "mkdtemp failed";  // the same verdict on every rank
-  }
-  void TearDown() override {
-    barrier(world());
-    if (rank() == 0 && !dir_.empty()) {
-      std::error_code ec;
-      std::filesystem::permissions(dir_, std::filesystem::perms::owner_all, ec);
-      std::filesystem::remove_all(dir_, ec);
-    }
-    RankTest::TearDown();
-  }
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-
-  std::string dir_;
+  File() : FileTestDir("oneside-file") {}
 };
 
 // The whole file as bytes (empty when it does not exist).
