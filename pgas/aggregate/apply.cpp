@@ -14,6 +14,7 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -109,9 +110,12 @@ void plain_update(void* p, transport::amo_op op, std::uint64_t bits) noexcept {
   const W old = w.load(std::memory_order_relaxed);
   W now = old;
   switch (op) {
-    case transport::amo_op::add:
-      now = static_cast<W>(old + v);
+    case transport::amo_op::add: {
+      // Wraps like the transport's atomic add (unsigned: no signed overflow).
+      using U = std::make_unsigned_t<W>;
+      now = static_cast<W>(static_cast<U>(static_cast<U>(old) + static_cast<U>(v)));
       break;
+    }
     case transport::amo_op::band:
       now = old & v;
       break;
