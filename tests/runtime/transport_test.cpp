@@ -414,6 +414,46 @@ TEST_F(Transport, ActiveMessagesRunInOrderAndFlushMeansApplied) {
   g_log = nullptr;
 }
 
+std::atomic<int> g_full_pauses{0};
+
+// record(), but the first message holds the agent a while: the sender fills the queue.
+void record_slow_start(transport::backend& t, rank_t source, std::span<const std::byte> payload) {
+  int seq;
+  std::memcpy(&seq, payload.data(), sizeof seq);
+  if (seq == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  record(t, source, payload);
+}
+
+TEST_F(Transport, ASenderFindingTheQueueFullWaitsOnlyUntilThereIsSpace) {
+  // The sender pauses between finding the neighbour's queue full and waiting for space, long
+  // enough for the neighbour's agent to drain the whole queue. A sender that then waited for
+  // the queue to change (what it read after the pause) waited forever: nothing else arrived.
+  const bool shm = dynamic_cast<transport::shm*>(&tp()) != nullptr;
+  am_log log;
+  log.last_seq.assign(static_cast<std::size_t>(size()), -1);
+  g_log = &log;
+  const auto id =
+      transport::register_am_handler("test.transport.record_slow_start", &record_slow_start);
+  g_full_pauses = 0;
+  transport::queue_full_hook_for_testing = [] {
+    if (g_full_pauses.fetch_add(1) < 4) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  };
+  barrier(world());
+  constexpr int k = 2000;  // several times what the queue holds
+  const rank_t to = (rank() + 1) % size();
+  for (int i = 0; i < k; ++i) tp().am_send(to, id, std::as_bytes(std::span(&i, 1)));
+  tp().flush_all();
+  transport::queue_full_hook_for_testing = nullptr;
+  barrier(world());
+  EXPECT_EQ(log.count.load(), k);
+  EXPECT_EQ(log.out_of_order, 0);
+  if (shm) {
+    EXPECT_GT(g_full_pauses.load(), 0) << "the queue never filled";
+  }
+  barrier(world());
+  g_log = nullptr;
+}
+
 TEST_F(Transport, AgentCostsNoCpuWhileIdle) {
   auto* shm = dynamic_cast<transport::shm*>(&tp());
   // The MPI transport's progress thread polls MPI between short sleeps (ONESIDE_MPI_POLL_US).

@@ -18,6 +18,8 @@ namespace oneside::transport {
 using oneside::detail::doorbell;
 using namespace shm_detail;
 
+std::atomic<void (*)()> queue_full_hook_for_testing{nullptr};
+
 template <class Write>
 std::uint64_t shm::send(int i, message_kind kind, am_handler_id handler, std::size_t bytes,
                         Write&& write) {
@@ -52,6 +54,10 @@ void shm::enqueue(int i, message_kind kind, am_handler_id handler, std::size_t b
   const page_view& q = peer_at(i).page;
   page_header& h = *q.header;
   for (;;) {
+    // Read before looking for a slot: a queue found full may be drained completely before a
+    // later read, which would then wait for a change that never comes (a sender holding the
+    // peer's send mutex hung so, with the rank's rpc replies queued behind it).
+    const std::uint64_t seen = h.am_dequeue.load(std::memory_order_acquire);
     std::uint64_t pos = h.am_enqueue.load(std::memory_order_relaxed);
     am_slot_header* s = nullptr;
     for (;;) {
@@ -80,7 +86,7 @@ void shm::enqueue(int i, message_kind kind, am_handler_id handler, std::size_t b
     }
     // Full: wait until the owner frees a slot. Make progress ourselves meanwhile in case
     // the queue is our own and nobody else drains it.
-    const std::uint64_t seen = h.am_dequeue.load(std::memory_order_acquire);
+    if (void (*hook)() = queue_full_hook_for_testing.load(std::memory_order_relaxed)) hook();
     if (i == me_ && !opts_.agent_thread) drain();
     // The caller holds the peer's send mutex: wait on this thread, never through its wait
     // host. A task of the arena suspended here would keep the mutex while its worker ran

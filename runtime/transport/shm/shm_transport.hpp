@@ -249,4 +249,8 @@ class shm final : public runtime_backend, public reach_table {
   std::atomic<std::int64_t> agent_cpu_clock_{-1};
 };
 
+// Called (when set) by a sender that found a peer's queue full, before it waits for space:
+// tests widen the window in which the queue drains completely.
+extern std::atomic<void (*)()> queue_full_hook_for_testing;
+
 }  // namespace oneside::transport
