@@ -296,11 +296,15 @@ class aggregator_impl {
     // Messages travel directly, in routes of their own, to be run by their own target.
     const rank_t index = s_->size() + r;
     route& d = routes_[static_cast<std::size_t>(index)];
-    if (!d.active) [[unlikely]]
+    if (!d.active) [[unlikely]] {
       (void)route_at(index);
+    }
     std::byte* at = nullptr;
+    // At most capacity_ calls a run (calls without arguments take no bytes): a buffer's count
+    // of calls stays small.
     if (d.run_end == d.used && d.run_sized == !fixed && same_code(d.run_code, code) &&
-        d.run_at + sizeof(record_head) + padded(d.run_bytes + each) <= capacity_) [[likely]] {
+        d.run_at + sizeof(record_head) + padded(d.run_bytes + each) <= capacity_ &&
+        d.run_calls < capacity_) [[likely]] {
       at = d.buffer.get() + d.run_at + sizeof(record_head) + d.run_bytes;
       d.run_bytes += each;
       ++d.run_calls;
