@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -538,6 +539,27 @@ TEST_F(AggregatedRpc, TheLockBiasedToItsMakerExcludesEveryThreadAfterOthersTookI
   EXPECT_EQ(count, 1 + (threads + 1) * each);
   EXPECT_FALSE(lock.is_biased()) << "other threads took it: the bias is revoked";
   if (!biased) GTEST_LOG_(INFO) << "this kernel has no private expedited membarrier";
+}
+
+// A task of the owner's thread suspended inside the lock (an aggregator's wait for buffers)
+// may resume on another thread and release it there; meanwhile another task of the owner's
+// thread coming in must wait for it, not enter.
+TEST_F(AggregatedRpc, TheOwnersThreadWaitsForAHolderThatReleasesFromAnotherThread) {
+  pgas::detail::owned_lock lock;
+  std::optional<pgas::detail::owned_lock::guard> first;
+  first.emplace(lock);  // the owner's way, where the kernel allows it
+  std::atomic<bool> released{false};
+  std::thread elsewhere([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    released.store(true);
+    first.reset();
+  });
+  {
+    const pgas::detail::owned_lock::guard second(lock);
+    EXPECT_TRUE(released.load()) << "entered while the first holder was inside";
+  }
+  elsewhere.join();
+  EXPECT_FALSE(lock.is_biased());
 }
 
 }  // namespace

@@ -7,7 +7,10 @@
 // owner to leave. The owner's side is half of a Dekker pair whose fence the membarrier
 // supplies (an asymmetric fence, as liburcu and folly use them): after it, the owner either
 // has announced it is inside (and the revoker waits for it) or sees the ownership withdrawn.
-// Where the kernel has no private expedited membarrier, the lock is never biased.
+// Where the kernel has no private expedited membarrier, the lock is never biased. A holder may
+// wait inside (an aggregator's full buffers): a task suspended there may resume on another
+// thread and release the lock from there, and another task of the owner's thread that comes in
+// meanwhile finds it held and takes the shared way, which waits for the holder.
 //
 //   owned_lock lock;
 //   { const owned_lock::guard g(lock); /* … */ }
@@ -54,8 +57,13 @@ class owned_lock {
   // A token of the calling thread, unique among live threads (its thread pointer).
   static void* self() noexcept { return __builtin_thread_pointer(); }
 
+  // Inside already (a task that holds it suspended in a wait and another task of this thread
+  // came in): the shared way, which revokes the bias and waits for the holder.
   bool enter_owned() noexcept {
-    if (owner_.load(std::memory_order_relaxed) != self()) return false;
+    if (owner_.load(std::memory_order_relaxed) != self() ||
+        inside_.load(std::memory_order_acquire)) {
+      return false;
+    }
     inside_.store(true, std::memory_order_relaxed);
     // The compiler's order only: a revoker's membarrier orders the two at run time.
     std::atomic_signal_fence(std::memory_order_seq_cst);
