@@ -4,6 +4,7 @@
 // filled; the registry of live aggregators that quiet() flushes.
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -19,7 +20,7 @@
 #include "aggregate/records.hpp"
 #include "comm/remote.hpp"
 #include "context/pgas_context.hpp"
-#include "pgas/spin_lock.hpp"
+#include "pgas/owned_lock.hpp"
 #include "rpc/rpc_wire.hpp"
 #include "runtime/amo_local.hpp"
 #include "runtime/check.hpp"
@@ -101,6 +102,11 @@ std::uint64_t combine(transport::amo_op op, transport::amo_type type, std::uint6
   return take_b ? b : a;
 }
 
+bool same_code(const rpc_ff_code& a, const rpc_ff_code& b) noexcept {
+  return a.invoker.object == b.invoker.object && a.invoker.offset == b.invoker.offset &&
+         a.fn.object == b.fn.object && a.fn.offset == b.fn.offset;
+}
+
 // The handler of rpc_ff records. apply_records does not call it for the buffers it applies (it
 // batches their rpc_ff records into one task, execute_rpc_ff_batch); it is what a record run
 // by itself would do.
@@ -155,7 +161,7 @@ class aggregator_impl {
         set.count.fetch_sub(1, std::memory_order_release);
       }
       try {
-        const std::lock_guard lock(mutex);
+        const owned_lock::guard lock(mutex);
         flush_locked();
       } catch (const std::exception& e) {
         std::fprintf(stderr, "oneside: flushing an aggregator at its destruction failed: %s\n",
@@ -193,7 +199,7 @@ class aggregator_impl {
     } else {
       (void)resolve_remote(*s_, r, addr, bytes, call);  // rma_range for memory not exposed
     }
-    const std::lock_guard lock(mutex);
+    const owned_lock::guard lock(mutex);
     route& d = route_at(route_of_[static_cast<std::size_t>(r)]);
     if (combine_ && try_combine(d, op, type, r, addr, bits)) return;
     std::byte* at = reserve(d, sizeof(record_head));
@@ -219,7 +225,7 @@ class aggregator_impl {
                   bytes);
       return;
     }
-    const std::lock_guard lock(mutex);
+    const owned_lock::guard lock(mutex);
     route& d = route_at(route_of_[static_cast<std::size_t>(r)]);
     std::byte* at = reserve(d, sizeof(record_head) + padded(bytes));
     const record_head h{record_kind::put, 0, 0, 0, r, addr, bytes};
@@ -241,7 +247,7 @@ class aggregator_impl {
         bytes.size() <= max_message(), error_class::arg,
         {.call = call, .target = r, .bytes = bytes.size()},
         "an aggregated message carries at most " + std::to_string(max_message()) + " bytes");
-    const std::lock_guard lock(mutex);
+    const owned_lock::guard lock(mutex);
     // Messages travel directly, in routes of their own, to be run by their own target.
     route& d = route_at(s_->size() + r);
     std::byte* at = reserve(d, sizeof(record_head) + padded(bytes.size()));
@@ -272,14 +278,85 @@ class aggregator_impl {
     }
   }
 
+  // One rpc_ff call (aggregator::append_call): appended to the run of calls to `code` that
+  // its destination's buffer ends with, else the first of a new run.
+  void append_call(rank_t r, const rpc_ff_code& code, const std::byte* args, std::size_t bytes,
+                   bool fixed) {
+    if (get_context_if_open() != s_ || r < 0 || r >= s_->size()) [[unlikely]] {
+      check_rpc_target(r, "aggregator::rpc_ff");  // rank, not_open
+      raise(error_class::not_open, {.call = "aggregator::rpc_ff"},
+            "the aggregator was made by a runtime that was closed since");
+    }
+    const std::size_t each = fixed ? bytes : rpc_ff_call_length_bytes + padded(bytes);
+    if (sizeof(record_head) + rpc_ff_run_head_bytes + padded(each) > capacity_) [[unlikely]] {
+      send_parked_call(r, code, args, bytes);
+      return;
+    }
+    const owned_lock::guard lock(mutex);
+    // Messages travel directly, in routes of their own, to be run by their own target.
+    const rank_t index = s_->size() + r;
+    route& d = routes_[static_cast<std::size_t>(index)];
+    if (!d.active) [[unlikely]] {
+      (void)route_at(index);
+    }
+    std::byte* at = nullptr;
+    // At most capacity_ calls a run (calls without arguments take no bytes): a buffer's count
+    // of calls stays small.
+    if (d.run_end == d.used && d.run_sized == !fixed && same_code(d.run_code, code) &&
+        d.run_at + sizeof(record_head) + padded(d.run_bytes + each) <= capacity_ &&
+        d.run_calls < capacity_) [[likely]] {
+      at = d.buffer.get() + d.run_at + sizeof(record_head) + d.run_bytes;
+      d.run_bytes += each;
+      ++d.run_calls;
+      d.used = d.run_at + sizeof(record_head) + padded(d.run_bytes);
+    } else {
+      std::byte* head = reserve(d, sizeof(record_head) + rpc_ff_run_head_bytes + padded(each));
+      const record_head h{
+          record_kind::calls, 0, 0, fixed ? std::uint8_t{0} : record_sized, r, 0, 0};
+      std::memcpy(head, &h, sizeof h);
+      std::memcpy(head + sizeof(record_head), &code, sizeof code);
+      d.run_at = static_cast<std::size_t>(head - d.buffer.get());
+      d.run_code = code;
+      d.run_sized = !fixed;
+      d.run_calls = 1;
+      d.run_bytes = rpc_ff_run_head_bytes + each;
+      at = head + sizeof(record_head) + rpc_ff_run_head_bytes;
+    }
+    if (fixed) {
+      if (bytes != 0) std::memcpy(at, args, bytes);
+    } else {
+      const std::uint64_t n = bytes;
+      std::memcpy(at, &n, sizeof n);
+      if (bytes != 0) std::memcpy(at + sizeof n, args, bytes);
+    }
+    // The head's count and bytes (8-byte stores: no 16-byte load of fields just stored).
+    std::byte* head = d.buffer.get() + d.run_at;
+    const std::uint64_t calls = d.run_calls;
+    const std::uint64_t run_bytes = d.run_bytes;
+    std::memcpy(head + offsetof(record_head, where), &calls, sizeof calls);
+    std::memcpy(head + offsetof(record_head, value), &run_bytes, sizeof run_bytes);
+    d.run_end = d.used;
+    ++d.ff;
+  }
+
+  // A call whose arguments no buffer holds: an rpc_ff message with its arguments parked.
+  void send_parked_call(rank_t r, const rpc_ff_code& code, const std::byte* args,
+                        std::size_t bytes) {
+    std::vector<std::byte> message(rpc_header_bytes + bytes);
+    if (bytes != 0) std::memcpy(message.data() + rpc_header_bytes, args, bytes);
+    write_rpc_header(message, 0, rpc_kind::fire_and_forget, 0, code.invoker, code.fn, 0);
+    send_rpc_ff(r, message);
+  }
+
   void flush() {
-    const std::lock_guard lock(mutex);
+    const owned_lock::guard lock(mutex);
     flush_locked();
   }
 
-  // Serializes the calls; quiet() takes it to flush. A spin lock: one exchange per call (a
-  // std::mutex pays a read-modify-write on unlock too), and calls rarely contend.
-  spin_lock mutex;
+  // Serializes the calls; quiet() takes it to flush. Biased to the thread that made the
+  // aggregator, which usually issues every call: its calls then take it with plain stores
+  // (owned_lock.hpp); once another thread took it, one exchange per call.
+  owned_lock mutex;
 
  private:
   struct slot {
@@ -288,6 +365,7 @@ class aggregator_impl {
     std::uint32_t generation = 0;  // valid while equal to its route's
     std::uint32_t offset = 0;      // of the record in the buffer
   };
+  static constexpr std::size_t no_run = ~std::size_t{0};
   struct route {
     std::unique_ptr<std::byte[]> buffer;  // made at first use
     std::size_t used = 0;
@@ -299,7 +377,17 @@ class aggregator_impl {
     bool here = false;     // applied by this process when shipped (apply_at_origin)
     bool to_wake = false;  // here: changed since the last flush (whose end wakes `via`)
     std::uint32_t generation = 1;
-    std::uint32_t ff = 0;           // rpc_ff records in the buffer being filled
+    std::uint32_t ff = 0;  // rpc_ff calls in the buffer being filled
+    // The run of calls (record_kind::calls) the buffer ends with while `run_end` equals
+    // `used`: where its head is, its calls and bytes so far, what they call.
+    // (run_calls and run_bytes apart: stored one by one, they are never loaded together in
+    // one 16-byte load, which would wait for both stores to retire.)
+    std::size_t run_end = no_run;
+    std::uint64_t run_calls = 0;
+    std::size_t run_at = 0;
+    std::size_t run_bytes = 0;
+    rpc_ff_code run_code{};
+    bool run_sized = false;
     std::unique_ptr<slot[]> table;  // combining: the last record of each word
   };
 
@@ -421,6 +509,7 @@ class aggregator_impl {
     transport::completion& c = d.ring[(d.head + d.in_flight) % ring];
     if (d.ff != 0) count_rpc_ff_issued(via, d.ff);  // before the target may run them
     d.ff = 0;
+    d.run_end = no_run;
     t_->am_send(via, batch_handler(), std::span<const std::byte>(d.buffer.get(), d.used), &c);
     ++d.in_flight;
     d.used = 0;
@@ -495,8 +584,9 @@ void aggregator::send(rank_t target, aggregated_handler_id id, std::span<const s
   impl_->send(target, id, bytes, "aggregator::send");
 }
 
-void aggregator::send_rpc_ff(rank_t r, std::vector<std::byte>& message) {
-  impl_->send_rpc_ff(r, message);
+void aggregator::append_call(rank_t r, const pgas::detail::rpc_ff_code& code, const std::byte* args,
+                             std::size_t bytes, bool fixed) {
+  impl_->append_call(r, code, args, bytes, fixed);
 }
 
 void aggregator::flush() {

@@ -55,7 +55,8 @@ void run_message(rank_t source, const record_head& h, const std::byte* data) noe
   }
 }
 
-// The task of a buffer's rpc_ff records: runs them in order (the bodies may wait).
+// The task of a buffer's rpc_ff records (runs of calls, and messages of single calls whose
+// arguments are parked): runs them in order (the bodies may wait).
 void run_rpc_ff_records(rank_t source, std::span<const std::byte> payload,
                         aggregated_handler_id ff_id) {
   rpc_ff_code_cache code;
@@ -65,7 +66,10 @@ void run_rpc_ff_records(rank_t source, std::span<const std::byte> payload,
     at += sizeof h;
     if (h.kind == record_kind::atomic) continue;
     const std::size_t bytes = static_cast<std::size_t>(h.value);
-    if (h.kind == record_kind::message && h.where == ff_id) {
+    if (h.kind == record_kind::calls) {
+      run_rpc_ff_calls(source, h.where, (h.flags & record_sized) != 0, payload.subspan(at, bytes),
+                       code);
+    } else if (h.kind == record_kind::message && h.where == ff_id) {
       run_rpc_ff_here(source, payload.subspan(at, bytes), code);
     }
     at += padded(bytes);
@@ -247,7 +251,7 @@ void apply_records(transport::backend& t, rank_t source, std::span<const std::by
   where.reserve(payload.size() / sizeof(record_head));
   pgas_context* s = get_context_if_open();
   const aggregated_handler_id ff_id = rpc_ff_handler();
-  std::size_t ff_count = 0;  // rpc_ff records, run by one task (run_rpc_ff_records)
+  std::size_t ff_count = 0;  // rpc_ff calls, run by one task (run_rpc_ff_records)
   record_head first{};       // the first update
   bool uniform = true;       // every record a plain update like `first`, mapped here
   std::size_t at = 0;
@@ -262,6 +266,10 @@ void apply_records(transport::backend& t, rank_t source, std::span<const std::by
     }
     if (h.kind == record_kind::message) {
       if (h.where == ff_id) ++ff_count;
+      continue;
+    }
+    if (h.kind == record_kind::calls) {
+      ff_count += static_cast<std::size_t>(h.where);
       continue;
     }
     void* p = mapped(t, s, h, update_bytes(h));
@@ -293,6 +301,7 @@ void apply_records(transport::backend& t, rank_t source, std::span<const std::by
       if (h.where != ff_id) run_message(source, h, data);
       continue;
     }
+    if (h.kind == record_kind::calls) continue;
     apply_at(t, where[next++], h, data);
     if (touched.empty() || touched.back() != h.rank) {
       if (std::find(touched.begin(), touched.end(), h.rank) == touched.end()) {

@@ -1,6 +1,7 @@
 // The wire format of an aggregator's buffer (internal): a run of records, each a 24-byte head
-// followed, for rputs and messages, by its bytes padded to 8. One buffer is the payload of one
-// active message (handler "oneside.aggregator.batch"), applied in order by apply_batch.
+// followed, for rputs, messages and runs of calls, by its bytes padded to 8. One buffer is the
+// payload of one active message (handler "oneside.aggregator.batch"), applied in order by
+// apply_batch.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +15,9 @@
 
 namespace oneside::pgas::detail {
 
-enum class record_kind : std::uint8_t { atomic = 1, put = 2, message = 3 };
+// calls: a run of rpc_ff calls to one function (rpc_wire.hpp's layout of its bytes), extended
+// in place while the calls that follow in the buffer name the same function.
+enum class record_kind : std::uint8_t { atomic = 1, put = 2, message = 3, calls = 4 };
 
 struct record_head {
   record_kind kind;
@@ -22,13 +25,17 @@ struct record_head {
   std::uint8_t type;    // atomic: transport::amo_type
   std::uint8_t flags;   // atomic: record_plain
   std::int32_t rank;    // the final destination (a node peer of the receiver, or itself)
-  std::uint64_t where;  // atomic, put: the address there; message: the handler id
-  std::uint64_t value;  // atomic: the operand's bits; put, message: the bytes that follow
+  std::uint64_t where;  // atomic, put: the address there; message: the handler id; calls:
+                        // how many
+  std::uint64_t value;  // atomic: the operand's bits; put, message, calls: the bytes that
+                        // follow (before their padding)
 };
 static_assert(sizeof(record_head) == 24);
 
 // An atomic applied with a plain load and store (aggregator_options::atomic_apply = false).
 constexpr std::uint8_t record_plain = 1;
+// Calls whose arguments vary in size: each carries its length (rpc_wire.hpp).
+constexpr std::uint8_t record_sized = 2;
 
 constexpr std::size_t record_align = 8;
 constexpr std::size_t padded(std::size_t n) noexcept {

@@ -243,6 +243,56 @@ bool same_code(const code_id& a, const code_id& b) noexcept {
   return a.object == b.object && a.offset == b.offset;
 }
 
+// Where the code (invoker, fn) is in this process, remembered in `last` (error(arg) when no
+// loaded object matches).
+void resolve(rpc_ff_code_cache& last, const code_id& invoker, const code_id& fn) {
+  if (last.known && same_code(last.invoker, invoker) && same_code(last.fn, fn)) return;
+  last.known = false;
+  last.invoke = reinterpret_cast<invoker_ptr>(code_address_of(invoker));
+  last.address = fn.object != 0 ? code_address_of(fn) : nullptr;
+  last.invoker = invoker;
+  last.fn = fn;
+  last.known = true;
+}
+
+// The calls of a run (rpc_wire.hpp), one after another; the code resolved once.
+void run_calls(std::uint64_t count, bool sized, std::span<const std::byte> bytes,
+               rpc_ff_code_cache& last) {
+  if (bytes.size() < rpc_ff_run_head_bytes) {
+    raise(error_class::arg, {.call = "rpc_ff", .bytes = bytes.size()}, "a run of calls cut short");
+  }
+  const auto code = load<rpc_ff_code>(bytes);
+  resolve(last, code.invoker, code.fn);
+  const invoker_ptr invoke = last.invoke;
+  const code_ptr address = last.address;
+  const std::span<const std::byte> calls = bytes.subspan(rpc_ff_run_head_bytes);
+  if (!sized) {
+    if (count == 0 || calls.size() % count != 0) {
+      raise(error_class::arg, {.call = "rpc_ff", .bytes = bytes.size()},
+            "a run of " + std::to_string(count) + " calls of " + std::to_string(calls.size()) +
+                " bytes");
+    }
+    const auto each = static_cast<std::size_t>(calls.size() / count);
+    for (std::uint64_t i = 0; i < count; ++i) {  // by count: calls without arguments take 0
+      invoke(address, calls.subspan(static_cast<std::size_t>(i) * each, each), nullptr);
+    }
+    return;
+  }
+  std::size_t at = 0;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (at > calls.size() || calls.size() - at < rpc_ff_call_length_bytes) {
+      raise(error_class::arg, {.call = "rpc_ff", .bytes = bytes.size()}, "a call cut short");
+    }
+    const auto n = load<std::uint64_t>(calls.subspan(at));
+    at += rpc_ff_call_length_bytes;
+    if (n > calls.size() - at) {
+      raise(error_class::arg, {.call = "rpc_ff", .bytes = bytes.size()}, "a call cut short");
+    }
+    invoke(address, calls.subspan(at, static_cast<std::size_t>(n)), nullptr);
+    at += (static_cast<std::size_t>(n) + 7) & ~std::size_t{7};
+  }
+}
+
 // One rpc_ff message, in a task of the target's arena; aborts the job when the body throws.
 void run_ff(rank_t source, std::span<const std::byte> message, rpc_ff_code_cache& last) {
   try {
@@ -253,13 +303,7 @@ void run_ff(rank_t source, std::span<const std::byte> message, rpc_ff_code_cache
       fetched = fetch(load<rendezvous>(args));
       args = fetched;
     }
-    if (!last.known || !same_code(last.invoker, h.invoker) || !same_code(last.fn, h.fn)) {
-      last.invoke = reinterpret_cast<invoker_ptr>(code_address_of(h.invoker));
-      last.address = h.fn.object != 0 ? code_address_of(h.fn) : nullptr;
-      last.invoker = h.invoker;
-      last.fn = h.fn;
-      last.known = true;
-    }
+    resolve(last, h.invoker, h.fn);
     last.invoke(last.address, args, nullptr);
   } catch (const std::exception& e) {
     die(source, "rpc_ff", e.what());
@@ -479,6 +523,17 @@ void execute_rpc_ff_message(rank_t source, std::span<const std::byte> message) {
 void run_rpc_ff_here(rank_t source, std::span<const std::byte> message,
                      rpc_ff_code_cache& cache) noexcept {
   run_ff(source, message, cache);
+}
+
+void run_rpc_ff_calls(rank_t source, std::uint64_t count, bool sized,
+                      std::span<const std::byte> bytes, rpc_ff_code_cache& cache) noexcept {
+  try {
+    run_calls(count, sized, bytes, cache);
+  } catch (const std::exception& e) {
+    die(source, "rpc_ff", e.what());
+  } catch (...) {
+    die(source, "rpc_ff", "an exception that is not a std::exception");
+  }
 }
 
 void count_rpc_ff_run(rank_t source, std::uint64_t count) {

@@ -37,6 +37,20 @@ struct rpc_ff_code_cache {
 void run_rpc_ff_here(rank_t source, std::span<const std::byte> message,
                      rpc_ff_code_cache& cache) noexcept;
 
+// A run of rpc_ff calls to one function, as an aggregator's buffer carries them: the code
+// (rpc_ff_code, 32 bytes), then each call's serialized arguments; with `sized`, each call is
+// an 8-byte length followed by that many bytes padded to 8, else the calls' arguments all
+// take the same bytes and follow back to back (their count divides what follows the code).
+inline constexpr std::size_t rpc_ff_run_head_bytes = sizeof(rpc_ff_code);
+inline constexpr std::size_t rpc_ff_call_length_bytes = sizeof(std::uint64_t);
+
+// Runs the `count` calls of a run (`bytes`: the code and the calls) from `source` in the
+// calling task, one after another in order, the code resolved once (kept in `cache` for the
+// next run); not counted (count_rpc_ff_run). Aborts the job on a malformed run or a body that
+// throws, as run_rpc_ff_here.
+void run_rpc_ff_calls(rank_t source, std::uint64_t count, bool sized,
+                      std::span<const std::byte> bytes, rpc_ff_code_cache& cache) noexcept;
+
 // Counts `count` calls from `source` as run here (call it in a task, after they returned):
 // what the source's quiet() waits for (it acknowledges a pending query of the source).
 void count_rpc_ff_run(rank_t source, std::uint64_t count);

@@ -5,12 +5,14 @@
 // rpc's rendezvous (heap given back); quiet() returns once every call of this rank's
 // aggregators ran (live or destroyed); bad input is refused at the call with nothing buffered.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -19,6 +21,7 @@
 #include <oneside/oneside.hpp>
 
 #include "expect_error.hpp"
+#include "pgas/owned_lock.hpp"
 #include "pgas_test.hpp"
 
 namespace oneside::test {
@@ -267,6 +270,296 @@ TEST_F(AggregatedRpc, BadInputIsRefusedAtTheCallAndNothingIsBuffered) {
   EXPECT_EQ(total(), 0) << "a refused call ran";
   EXPECT_EQ(heap_stats().used, before.used) << "a refused call left parked bytes";
   barrier(world());
+}
+
+// ---- runs of calls: one code name per run of calls to one function -------------------------
+
+// Per process: the sequence numbers of the calls run here, by source, in the order they ran.
+struct order_log {
+  std::mutex mutex;
+  std::vector<std::vector<std::int64_t>> seen;
+};
+order_log& orders() {
+  static order_log o;
+  return o;
+}
+
+void reset_orders() {
+  barrier(world());
+  {
+    const std::lock_guard lock(orders().mutex);
+    orders().seen.assign(static_cast<std::size_t>(world().size()), {});
+  }
+  reset_inbox();
+}
+
+void log_call(std::int32_t from, std::int64_t k, bool intact) {
+  {
+    const std::lock_guard lock(orders().mutex);
+    orders().seen[static_cast<std::size_t>(from)].push_back(k);
+  }
+  note(from, static_cast<int>(k), 0, intact);
+}
+
+// Bodies of several kinds: fixed-size arguments (function pointers, a lambda, no argument
+// beyond the source, a dist_object), and arguments whose size varies.
+void seq_fixed(std::int32_t from, std::int64_t k) {
+  log_call(from, k, true);
+}
+void seq_pair(std::int32_t from, std::int64_t k, double twice) {
+  log_call(from, k, twice == 2.0 * static_cast<double>(k));
+}
+void seq_text(std::int32_t from, std::int64_t k, const std::string& text) {
+  log_call(from, k, text == text_of(from, static_cast<int>(k)));
+}
+struct wide {
+  std::array<std::uint8_t, 300> bytes;  // fixed, but beyond what is laid out on the stack
+};
+wide wide_of(std::int64_t k) {
+  wide w{};
+  for (std::size_t i = 0; i < w.bytes.size(); ++i) {
+    w.bytes[i] = static_cast<std::uint8_t>(static_cast<std::size_t>(k) * 7 + i);
+  }
+  return w;
+}
+void seq_wide(std::int32_t from, std::int64_t k, wide w) {
+  const wide expected = wide_of(k);
+  log_call(from, k, w.bytes == expected.bytes);
+}
+void seq_object(std::int32_t from, std::int64_t k, dist_object<std::int64_t>& obj) {
+  log_call(from, k, *obj == 1000 + world().rank());
+}
+
+// Issues call k of an interleaving of every kind (which kind: k's pattern).
+void issue_mixed(aggregator& agg, rank_t to, std::int64_t k, dist_object<std::int64_t>& obj) {
+  const std::int32_t me = world().rank();
+  switch ((k * 7 / 3) % 7) {
+    case 0:
+    case 1:
+      agg.rpc_ff(to, &seq_fixed, me, k);
+      break;
+    case 2:
+      agg.rpc_ff(to, &seq_pair, me, k, 2.0 * static_cast<double>(k));
+      break;
+    case 3:
+      agg.rpc_ff(
+          to, [](std::int32_t from, std::int64_t n) { log_call(from, n, true); }, me, k);
+      break;
+    case 4:
+      agg.rpc_ff(to, &seq_text, me, k, text_of(me, static_cast<int>(k)));
+      break;
+    case 5:
+      agg.rpc_ff(to, &seq_object, me, k, obj);
+      break;
+    default:
+      agg.rpc_ff(to, &seq_wide, me, k, wide_of(k));
+      break;
+  }
+}
+
+// The sequence numbers `from` sent here, checked: each of [0, n) once, and when `ordered`, in
+// order.
+void expect_seen(rank_t from, std::int64_t n, bool ordered) {
+  const std::lock_guard lock(orders().mutex);
+  std::vector<std::int64_t> seen = orders().seen[static_cast<std::size_t>(from)];
+  ASSERT_EQ(static_cast<std::int64_t>(seen.size()), n) << "calls from rank " << from;
+  if (ordered) {
+    for (std::int64_t k = 0; k < n; ++k) {
+      ASSERT_EQ(seen[static_cast<std::size_t>(k)], k) << "call " << k << " from rank " << from;
+    }
+  }
+  std::sort(seen.begin(), seen.end());
+  for (std::int64_t k = 0; k < n; ++k) {
+    ASSERT_EQ(seen[static_cast<std::size_t>(k)], k) << "from rank " << from;
+  }
+}
+
+TEST_F(AggregatedRpc, InterleavedRunsOfCallsToSeveralFunctionsRunInIssueOrderInOneBuffer) {
+  reset_orders();
+  dist_object<std::int64_t> obj(1000 + rank());
+  const std::int64_t n = 24;  // all in one buffer: it runs in one task, in issue order
+  {
+    aggregator agg;
+    for (std::int64_t k = 0; k < n; ++k) issue_mixed(agg, right(), k, obj);
+    barrier(world());
+    EXPECT_EQ(total(), 0) << "a call ran before its buffer shipped";
+    barrier(world());
+    agg.flush();
+  }
+  wait_total(n);
+  expect_seen(left(), n, true);
+  const std::lock_guard lock(box().mutex);
+  EXPECT_EQ(box().damaged, 0) << "calls whose arguments arrived changed";
+  barrier(world());
+}
+
+TEST_F(AggregatedRpc, RunsSpanningManyBuffersRunEveryCallOnceWithItsArguments) {
+  for (const std::size_t bytes : {std::size_t{128}, std::size_t{512}, std::size_t{0}}) {
+    reset_orders();
+    dist_object<std::int64_t> obj(1000 + rank());
+    const std::int64_t n = 3000;
+    {
+      // 128 bytes: a run of 8-byte calls fills a buffer after 9 calls; wide arguments there
+      // are parked (rpc's rendezvous) in between.
+      aggregator agg(bytes != 0 ? aggregator_options{.buffer_bytes = bytes, .buffers = 2}
+                                : aggregator_options{});
+      for (std::int64_t k = 0; k < n; ++k) {
+        if (k % 500 < 400) {
+          agg.rpc_ff(right(), &seq_fixed, rank(), k);  // long runs of one function
+        } else {
+          issue_mixed(agg, right(), k, obj);
+        }
+      }
+      quiet();
+    }
+    barrier(world());
+    EXPECT_EQ(total(), n) << "calls that had not run after quiet() and a barrier";
+    expect_seen(left(), n, false);
+    const std::lock_guard lock(box().mutex);
+    EXPECT_EQ(box().damaged, 0) << "buffers of " << bytes << " bytes";
+  }
+  barrier(world());
+}
+
+std::atomic<std::int64_t> g_empty_calls{0};
+void no_arguments() {
+  g_empty_calls.fetch_add(1);
+}
+
+TEST_F(AggregatedRpc, CallsWithoutArgumentsAreCountedOneByOne) {
+  barrier(world());
+  const std::int64_t before = g_empty_calls.load();
+  barrier(world());
+  const std::int64_t n = 5000;
+  {
+    aggregator agg({.buffer_bytes = 256});
+    for (std::int64_t k = 0; k < n; ++k) agg.rpc_ff(right(), &no_arguments);
+    quiet();
+  }
+  barrier(world());
+  EXPECT_EQ(g_empty_calls.load() - before, n);
+  barrier(world());
+}
+
+TEST_F(AggregatedRpc, AnArgumentBeyondTheBufferKeepsItsPlaceAmongTheCallsOfItsBuffer) {
+  reset_orders();
+  const heap_stats_t before = heap_stats();
+  {
+    // 2 KiB buffers: the 1000-byte text fits a run's record, the 3000-byte one is parked.
+    aggregator agg({.buffer_bytes = 2048});
+    const std::int32_t me = rank();
+    agg.rpc_ff(right(), &seq_fixed, me, std::int64_t{0});
+    agg.rpc_ff(right(), &seq_fixed, me, std::int64_t{1});
+    agg.rpc_ff(
+        right(),
+        [](std::int32_t from, std::int64_t k, const std::string& t) {
+          log_call(from, k, t == std::string(3000, 'x'));
+        },
+        me, std::int64_t{2}, std::string(3000, 'x'));
+    agg.rpc_ff(right(), &seq_fixed, me, std::int64_t{3});
+    agg.rpc_ff(
+        right(),
+        [](std::int32_t from, std::int64_t k, const std::string& t) {
+          log_call(from, k, t == std::string(1000, 'y'));
+        },
+        me, std::int64_t{4}, std::string(1000, 'y'));
+    agg.rpc_ff(right(), &seq_fixed, me, std::int64_t{5});
+    agg.flush();
+  }
+  wait_total(6);
+  expect_seen(left(), 6, true);
+  // The targets free what they fetched; an rpc after their bodies ran orders those frees.
+  barrier(world());
+  rpc(right(), [] {}).wait();
+  barrier(world());
+  {
+    const std::lock_guard lock(box().mutex);
+    EXPECT_EQ(box().damaged, 0);
+  }
+  EXPECT_EQ(heap_stats().used, before.used) << "parked arguments were not freed";
+  barrier(world());
+}
+
+TEST_F(AggregatedRpc, ThreadsSharingAnAggregatorWithItsMakerRunEveryCallOnce) {
+  reset_orders();
+  const int threads = 3;
+  const std::int64_t per_thread = 4000;
+  {
+    aggregator agg({.buffer_bytes = 1024});
+    // The maker issues first (its own way), then other threads join: the first of them
+    // takes the lock from the maker while it may be inside a call.
+    std::atomic<std::int64_t> next{0};
+    auto issue = [&] {
+      for (std::int64_t i = 0; i < per_thread; ++i) {
+        agg.rpc_ff(right(), &seq_fixed, rank(), next.fetch_add(1));
+      }
+    };
+    for (std::int64_t i = 0; i < 100; ++i) {
+      agg.rpc_ff(right(), &seq_fixed, rank(), next.fetch_add(1));
+    }
+    std::vector<std::thread> others;
+    for (int t = 0; t < threads; ++t) others.emplace_back(issue);
+    issue();
+    for (std::thread& t : others) t.join();
+    std::thread([] { quiet(); }).join();  // another thread's quiet() flushes it
+  }
+  quiet();
+  barrier(world());
+  const std::int64_t n = 100 + (threads + 1) * per_thread;
+  EXPECT_EQ(total(), n);
+  expect_seen(left(), n, false);
+  barrier(world());
+}
+
+// The aggregator's lock (pgas/owned_lock.hpp): its maker takes it without atomics until
+// another thread takes it; exclusion holds throughout, the maker's way and the shared way.
+TEST_F(AggregatedRpc, TheLockBiasedToItsMakerExcludesEveryThreadAfterOthersTookIt) {
+  pgas::detail::owned_lock lock;
+  std::int64_t count = 0;  // plain: a lost update shows a broken exclusion
+  {
+    const pgas::detail::owned_lock::guard g(lock);
+    ++count;
+  }
+  const bool biased = lock.is_biased();  // false where the kernel has no membarrier
+  const int threads = 3;
+  const std::int64_t each = 20000;
+  std::atomic<bool> go{false};
+  auto add = [&] {
+    while (!go.load()) std::this_thread::yield();
+    for (std::int64_t i = 0; i < each; ++i) {
+      const pgas::detail::owned_lock::guard g(lock);
+      ++count;
+    }
+  };
+  std::vector<std::thread> others;
+  for (int t = 0; t < threads; ++t) others.emplace_back(add);
+  go.store(true);
+  add();  // the maker, its own way until the first other thread revokes it
+  for (std::thread& t : others) t.join();
+  EXPECT_EQ(count, 1 + (threads + 1) * each);
+  EXPECT_FALSE(lock.is_biased()) << "other threads took it: the bias is revoked";
+  if (!biased) GTEST_LOG_(INFO) << "this kernel has no private expedited membarrier";
+}
+
+// A task of the owner's thread suspended inside the lock (an aggregator's wait for buffers)
+// may resume on another thread and release it there; meanwhile another task of the owner's
+// thread coming in must wait for it, not enter.
+TEST_F(AggregatedRpc, TheOwnersThreadWaitsForAHolderThatReleasesFromAnotherThread) {
+  pgas::detail::owned_lock lock;
+  std::optional<pgas::detail::owned_lock::guard> first;
+  first.emplace(lock);  // the owner's way, where the kernel allows it
+  std::atomic<bool> released{false};
+  std::thread elsewhere([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    released.store(true);
+    first.reset();
+  });
+  {
+    const pgas::detail::owned_lock::guard second(lock);
+    EXPECT_TRUE(released.load()) << "entered while the first holder was inside";
+  }
+  elsewhere.join();
+  EXPECT_FALSE(lock.is_biased());
 }
 
 }  // namespace

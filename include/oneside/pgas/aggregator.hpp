@@ -34,15 +34,19 @@
 // progress (drives the transport; incoming buffers are applied) until the oldest is applied.
 // Buffers of a destination are made at its first use.
 //
-// Batched rpc_ff (rpc.hpp): agg.rpc_ff(rank, fn, args...) encodes the call as rpc_ff does and
-// buffers it as a message; the target's handler hands all the calls of a buffer to one task of
-// its arena, which runs them one after another in issue order (never on the agent: a body may
-// wait; one that waits delays the calls after it in its buffer, so a body must not wait for a
-// later call of the same buffer). Buffers run as concurrent tasks: no order is promised between
-// them. flush() returns once every call was handed to its target's arena, not once it ran;
-// oneside::quiet() returns once every call of this rank's aggregators ran (rpc.hpp: what
-// quiet() covers). Arguments too large for a buffer's message travel by rpc's rendezvous
-// (parked in this rank's global heap, fetched and freed by the target), so no size is refused.
+// Batched rpc_ff (rpc.hpp): agg.rpc_ff(rank, fn, args...) serializes the call's arguments as
+// rpc_ff does and appends them to the destination's buffer, where consecutive calls to one
+// function form a run that names the function once: per call only its argument bytes (8 for
+// one 8-byte argument), with a length when their size varies. The target's handler hands all
+// the calls of a buffer to one task of its arena, which runs them one after another in issue
+// order, finding each run's function once (never on the agent: a body may wait; one that waits
+// delays the calls after it in its buffer, so a body must not wait for a later call of the
+// same buffer). Buffers run as concurrent tasks: no order is promised between them. flush()
+// returns once every call was handed to its target's arena, not once it ran; oneside::quiet()
+// returns once every call of this rank's aggregators ran (rpc.hpp: what quiet() covers).
+// Arguments too large for a buffer travel by rpc's rendezvous (parked in this rank's global
+// heap, fetched and freed by the target) in their place among the buffer's calls, so no size
+// is refused.
 //
 // Ordering: the records of one aggregator to one destination rank are applied in the order they
 // were issued, atomics and rputs among themselves and messages among themselves; atomics and
@@ -55,6 +59,10 @@
 //
 // Thread-safety: the calls of one aggregator serialize on a lock, so any thread may use it (and
 // quiet() on any thread flushes it); handlers of messages must not use aggregators, nor wait.
+// The lock is biased to the thread that made the aggregator: its calls take it without an
+// atomic read-modify-write until another thread uses the aggregator (or flushes it by quiet()),
+// which costs that thread one membarrier(2) once; from then on every call takes it by one
+// exchange.
 //
 // Errors (oneside::error raised at the call; nothing is buffered then): a null pointer or one
 // not aligned to the word size → arg; a rank outside the world → rank; memory the rank did not
@@ -191,29 +199,46 @@ class aggregator {
   template <class Fn, class... A>
   requires pgas::detail::rpc_callable<std::decay_t<Fn>, A...>
   void rpc_ff(rank_t target, Fn&& fn, A&&... args) {
-    pgas::detail::check_rpc_target(target, "aggregator::rpc_ff");
-    // Encoded into this thread's scratch (no allocation per call), or into a vector of its
-    // own when a serialize() of the arguments issues an aggregated rpc_ff itself.
-    thread_local std::vector<std::byte> scratch;
-    thread_local bool in_use = false;
-    if (in_use) [[unlikely]] {
-      std::vector<std::byte> message;
-      pgas::detail::encode_rpc_ff<false>(message, std::forward<Fn>(fn), std::forward<A>(args)...);
-      send_rpc_ff(target, message);
-      return;
-    }
-    struct release {
-      bool& flag;
-      std::vector<std::byte>& bytes;
-      ~release() {
-        flag = false;
-        if (bytes.capacity() > (std::size_t{1} << 16)) bytes = {};  // after large arguments
+    using F = std::decay_t<Fn>;
+    using I = pgas::detail::invoker_of<
+        F, typename pgas::detail::fn_traits<pgas::detail::fn_pointer_t<F>>::params>;
+    static_assert(std::is_void_v<pgas::detail::rpc_result_t<F>> ||
+                      serializable<pgas::detail::rpc_result_t<F>>,
+                  "rpc: the function's result must be void or serializable");
+    // The target is checked first by append_call (nothing is buffered when it is refused).
+    pgas::detail::rpc_ff_code code{pgas::detail::invoker_id<F>(), {}};
+    if constexpr (!std::is_class_v<F>) code.fn = pgas::detail::function_id(fn);
+    if constexpr (I::fixed && I::fixed_bytes <= fixed_call_limit) {
+      // Arguments of a fixed size (bitwise values): laid out here, copied into the buffer.
+      alignas(16) std::byte bytes[I::fixed_bytes == 0 ? 1 : I::fixed_bytes];
+      I::write_fixed(bytes, std::forward<A>(args)...);
+      append_call(target, code, bytes, I::fixed_bytes, true);
+    } else {
+      // Serialized into this thread's scratch (no allocation per call), or into a vector of
+      // its own when a serialize() of the arguments issues an aggregated rpc_ff itself.
+      thread_local std::vector<std::byte> scratch;
+      thread_local bool in_use = false;
+      if (in_use) [[unlikely]] {
+        std::vector<std::byte> own;
+        serial_writer w(own);
+        I::write(w, std::forward<A>(args)...);
+        append_call(target, code, own.data(), own.size(), false);
+        return;
       }
-    } const guard{in_use, scratch};
-    in_use = true;
-    scratch.clear();
-    pgas::detail::encode_rpc_ff<false>(scratch, std::forward<Fn>(fn), std::forward<A>(args)...);
-    send_rpc_ff(target, scratch);
+      struct release {
+        bool& flag;
+        std::vector<std::byte>& bytes;
+        ~release() {
+          flag = false;
+          if (bytes.capacity() > (std::size_t{1} << 16)) bytes = {};  // after large arguments
+        }
+      } const guard{in_use, scratch};
+      in_use = true;
+      scratch.clear();
+      serial_writer w(scratch);
+      I::write(w, std::forward<A>(args)...);
+      append_call(target, code, scratch.data(), scratch.size(), false);
+    }
   }
 
   // Ships every buffer and returns once every record issued before it was applied at its
@@ -238,8 +263,14 @@ class aggregator {
                    std::uintptr_t addr, std::uint64_t bits, const char* call);
   void put_bytes(rank_t r, std::uintptr_t addr, const void* src, std::size_t bytes,
                  const char* call);
-  // Buffers an encoded rpc_ff message, parking its arguments first when it exceeds a message.
-  void send_rpc_ff(rank_t r, std::vector<std::byte>& message);
+  // Fixed-size arguments up to this many bytes are laid out on the stack.
+  static constexpr std::size_t fixed_call_limit = 256;
+  // Buffers one rpc_ff call to `code` with its serialized arguments (`fixed`: every call of
+  // that code has `bytes` of them): appended to the run of calls to the same code that the
+  // destination's buffer ends with, else a new run; arguments too large for a buffer travel
+  // as a message whose arguments are parked (rpc's rendezvous).
+  void append_call(rank_t r, const pgas::detail::rpc_ff_code& code, const std::byte* args,
+                   std::size_t bytes, bool fixed);
 
   std::unique_ptr<pgas::detail::aggregator_impl> impl_;
 };

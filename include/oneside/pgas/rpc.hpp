@@ -83,6 +83,12 @@ struct code_id {
   std::uint64_t object = 0;
   std::uint64_t offset = 0;
 };
+// What a call runs: its invoker and, for a function pointer, the function (an aggregator's
+// run of calls to one function carries it once, rpc_wire.hpp).
+struct rpc_ff_code {
+  code_id invoker;
+  code_id fn;
+};
 using code_ptr = void (*)();
 // The name of `fn` (cached). error(arg) when no loaded object holds it.
 code_id code_id_of(code_ptr fn);
@@ -198,6 +204,10 @@ struct param {
                 "rpc: a parameter type must be serializable, a std::span<const T> or a "
                 "dist_object<T>& (see serialization.hpp)");
   using storage = value;
+  // The bytes every argument takes on the wire when that does not depend on its value (a
+  // bitwise value), else 0 with `fixed` false.
+  static constexpr bool fixed = bitwise_serializable<value>;
+  static constexpr std::size_t fixed_bytes = fixed ? sizeof(value) : 0;
   static storage read(serial_reader& r) { return r.read<value>(); }
   static decltype(auto) pass(storage& s) {
     if constexpr (std::is_lvalue_reference_v<P>) {
@@ -218,12 +228,26 @@ struct param {
       w.write(value(std::forward<A>(a)));
     }
   }
+  // A fixed-size argument's bytes, as write() gives them, stored at out.
+  template <class A>
+  static void write_fixed(std::byte* out, A&& a) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<A>, value>) {
+      std::memcpy(out, &a, sizeof(value));
+    } else {
+      static_assert(std::is_constructible_v<value, A&&>,
+                    "rpc: an argument does not convert to its parameter's type");
+      const value v(std::forward<A>(a));
+      std::memcpy(out, &v, sizeof(value));
+    }
+  }
 };
 template <class T>
 struct param<std::span<const T>> {
   static_assert(bitwise_serializable<T> && alignof(T) <= 16,
                 "rpc: a span parameter must be a std::span<const T> of trivially copyable T");
   using storage = std::span<const T>;
+  static constexpr bool fixed = false;
+  static constexpr std::size_t fixed_bytes = 0;
   static storage read(serial_reader& r) { return r.read_view<T>(); }
   static storage pass(storage& s) { return s; }
   template <class A>
@@ -236,6 +260,8 @@ struct param<std::span<const T>> {
 template <class T>
 struct param<dist_object<T>&> {
   using storage = dist_object<T>*;
+  static constexpr bool fixed = true;
+  static constexpr std::size_t fixed_bytes = sizeof(std::uint64_t);
   static storage read(serial_reader& r) {
     return static_cast<dist_object<T>*>(find_dist_object(r.read<std::uint64_t>()));
   }
@@ -245,6 +271,13 @@ struct param<dist_object<T>&> {
     static_assert(std::is_same_v<std::remove_cvref_t<A>, dist_object<T>>,
                   "rpc: a dist_object<T>& parameter takes a dist_object<T> argument");
     w.write(a.id());
+  }
+  template <class A>
+  static void write_fixed(std::byte* out, A&& a) {
+    static_assert(std::is_same_v<std::remove_cvref_t<A>, dist_object<T>>,
+                  "rpc: a dist_object<T>& parameter takes a dist_object<T> argument");
+    const std::uint64_t id = a.id();
+    std::memcpy(out, &id, sizeof id);
   }
 };
 
@@ -310,6 +343,16 @@ struct invoker_of<F, std::tuple<P...>> {
   template <class... A>
   static void write(serial_writer& w, A&&... a) {
     (param<P>::write(w, std::forward<A>(a)), ...);
+  }
+  // Whether every call's arguments take the same bytes (each parameter a bitwise value or a
+  // dist_object&), and how many: such arguments are written by write_fixed, back to back as
+  // write() would write them.
+  static constexpr bool fixed = (param<P>::fixed && ...);
+  static constexpr std::size_t fixed_bytes = (std::size_t{0} + ... + param<P>::fixed_bytes);
+  template <class... A>
+  static void write_fixed(std::byte* out, A&&... a) {
+    std::size_t at = 0;
+    ((param<P>::write_fixed(out + at, std::forward<A>(a)), at += param<P>::fixed_bytes), ...);
   }
 };
 
