@@ -9,7 +9,8 @@ a contiguous view and with an interleaved one (4 KiB blocks round-robin over the
   >= 0.8x the file system's dd-style single-stream write bandwidth
        (oneside_io_bench --engine dd: one process, one large pwrite of the same total).
 Programs: bench/micro/io_bench.cpp (oneside_io_bench, engines default = file::open's defaults,
-direct = collective buffering off, cb = on; --cb-nodes adds the hint cb_nodes) under oneside-run, the peer under mpirun
+direct = collective buffering off, cb = on, staged / unstaged = the defaults with every
+large access / none through the staging buffer; --cb-nodes adds the hint cb_nodes) under oneside-run, the peer under mpirun
 (bound to cores at 2 ranks, unbound and oversubscribed above the core count), dd at 1 rank.
 
 Each round launches every configuration once, the order rotated from one round to the next, so
@@ -52,7 +53,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--dirs", nargs="+", default=["/tmp", "/dev/shm"])
     p.add_argument("--patterns", nargs="+", choices=("contiguous", "interleaved"),
                    default=["contiguous", "interleaved"])
-    p.add_argument("--engines", nargs="+", choices=("default", "direct", "cb"),
+    p.add_argument("--engines", nargs="+", choices=("default", "direct", "cb", "staged", "unstaged"),
                    default=["default", "direct"])
     p.add_argument("--cb-nodes", type=int, default=0,
                    help="the hint cb_nodes for the cb engine and the peer (default: none)")
@@ -102,6 +103,9 @@ def configs(a: argparse.Namespace, bindir: Path) -> list[config]:
                 for e in a.engines:
                     if pat == "contiguous" and e == "direct" and "default" in a.engines:
                         continue  # the default is direct for contiguous views
+                    if pat == "interleaved" and e in ("staged", "unstaged") and \
+                            "default" in a.engines:
+                        continue  # interleaved views go through collective buffering
                     extra = hints if e != "direct" else []
                     out.append(config((d, n, pat, e),
                                       [str(bindir / "oneside-run"), "-n", str(n),
