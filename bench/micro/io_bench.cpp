@@ -14,6 +14,7 @@
 // --split times write_at_all_begin + _end (read_at_all_begin + _end) instead: the access runs
 // on the file's I/O thread, whose engine ONESIDE_IO_ENGINE chooses (threads or uring).
 // Run with oneside-run -n N; bench/run_io.py runs it against the peer.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -112,8 +113,8 @@ int run(int argc, char** argv) {
   o.engine = "default";
   if (!io::parse(argc, argv, o, "default|direct|cb|staged|unstaged|dd")) return 2;
   if (o.engine == "dd") return run_dd(o);
-  if (o.engine != "default" && o.engine != "direct" && o.engine != "cb" && o.engine != "unstaged" &&
-      o.engine != "staged") {
+  const std::string known[] = {"default", "direct", "cb", "staged", "unstaged"};
+  if (std::find(std::begin(known), std::end(known), o.engine) == std::end(known)) {
     std::fprintf(stderr, "oneside_io_bench: unknown engine %s\n", o.engine.c_str());
     return 2;
   }

@@ -259,8 +259,9 @@ io_status two_phase_end(file_impl& f, two_phase& s);
 
 // Staged access (staged.cpp). Whether the blocking access `op` on `f` goes through the file's
 // staging buffer: its memory is contiguous, it is not atomic, and the hint staged_io says
-// "true" (any access of more than two halves), or, without it, the access is at least eight
-// halves (cb_buffer_size, 1 MiB by default) of runs averaging a half or more; "false": never.
+// "true" (any access of more than two halves), or, without it, it is a write of at least eight
+// halves (cb_buffer_size, 1 MiB by default) of runs averaging a half or more and this node's
+// ranks do not outnumber its cores; "false": never.
 bool stages(const file_impl& f, const file_op& op);
 // Runs the blocking access `op` through the staging buffer with the I/O thread (see stages);
 // returns its status, raises its error.

@@ -14,6 +14,7 @@
 
 #include <oneside/runtime/wait.hpp>
 
+#include "context/context.hpp"
 #include "io/file_impl.hpp"
 
 namespace oneside::detail {
@@ -96,9 +97,12 @@ bool stages(const file_impl& f, const file_op& op) {
   if (op.bytes < 2 * half) return false;  // one or two halves: nothing to overlap
   if (hint && *hint == "true") return true;
   // Automatic: writes of large runs only (many small pieces gain nothing from the copy), of at
-  // least eight halves. Reads stay one pread per piece: staged reads need the I/O thread at
-  // every half, which a loaded machine does not grant (measured slower there, faster only on
-  // an idle one; bench/RESULTS.md).
+  // least eight halves, while this node's ranks do not outnumber its cores (each half is a
+  // handoff to the I/O thread, which costs a time slice when every core is taken). Reads stay
+  // one pread per piece: they need the I/O thread at every half too and measured slower on
+  // the loaded machine (bench/RESULTS.md).
+  const context* c = current_context();
+  if (c == nullptr || c->oversubscribed) return false;
   return op.write && op.bytes >= 8 * half && op.bytes / op.pieces.size() >= half;
 }
 
