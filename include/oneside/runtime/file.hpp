@@ -35,7 +35,8 @@
 //
 // Staged accesses. A blocking access (independent, or collective without collective buffering)
 // from contiguous memory that writes at least eight halves of cb_buffer_size bytes (1 MiB by
-// default) of file runs averaging a half or more goes through a reused buffer of two halves:
+// default) of file runs averaging a half or more, on a node whose ranks do not outnumber its
+// cores, goes through a reused buffer of two halves:
 // the calling thread copies the next half in while the file's I/O thread writes the previous
 // one, so no member holds the file's inode lock (which serializes buffered writes into one
 // file) for more than a half. Each member decides per call from its own access; the hint
