@@ -3,12 +3,14 @@
 // Reads: the I/O thread reads the next two halves ahead, the caller copies each out as it
 // lands. Writes: the caller copies the next half in while the I/O thread writes the previous.
 //
-// Why (bench/RESULTS.md, "File I/O, 1 GiB"; perf on this VM's 6.18 kernel): a large pread or
-// pwrite is one kernel copy between the page cache and the user's memory on one core, and a
-// buffered write holds the file's inode lock for its whole length (ext4 and tmpfs alike, so two
-// members' writes into one file run one after the other). Through a half that stays in the
-// cache the kernel's copy gets shorter (its user side is a cache hit) and the other copy runs
-// on the other core at the same time: 1 GiB reads measured about 2x faster at 1, 2 and 4 ranks.
+// Why (bench/RESULTS.md, "Staged writes"; strace and perf on this VM's 6.18 kernel): a
+// buffered write holds the file's inode lock for its whole length (ext4 and tmpfs alike), so
+// two members' large writes into one file run one after the other, and a lock holder that is
+// preempted stalls the other for the rest of its copy. Through a half that stays in the cache
+// each hold is short, the kernel's copy reads from the cache, and the caller's copy of the next
+// half runs on the other core meanwhile. Each half is a handoff between the two threads, which
+// costs a time slice when ranks outnumber cores: the automatic rule (stages) leaves those
+// nodes, and reads, unstaged.
 #include <algorithm>
 #include <cstring>
 
@@ -94,7 +96,7 @@ bool stages(const file_impl& f, const file_op& op) {
   const auto hint = f.hints.get("staged_io");
   if (hint && *hint == "false") return false;
   const std::uint64_t half = stage_half(f);
-  if (op.bytes < 2 * half) return false;  // one or two halves: nothing to overlap
+  if (op.bytes <= 2 * half) return false;  // one or two halves: nothing to overlap
   if (hint && *hint == "true") return true;
   // Automatic: writes of large runs only (many small pieces gain nothing from the copy), of at
   // least eight halves, while this node's ranks do not outnumber its cores (each half is a
