@@ -9,7 +9,8 @@ a contiguous view and with an interleaved one (4 KiB blocks round-robin over the
   >= 0.8x the file system's dd-style single-stream write bandwidth
        (oneside_io_bench --engine dd: one process, one large pwrite of the same total).
 Programs: bench/micro/io_bench.cpp (oneside_io_bench, engines default = file::open's defaults,
-direct = collective buffering off, cb = on; --cb-nodes adds the hint cb_nodes) under oneside-run, the peer under mpirun
+direct = collective buffering off, cb = on, staged / unstaged = the defaults with every
+large access / none through the staging buffer; --cb-nodes adds the hint cb_nodes) under oneside-run, the peer under mpirun
 (bound to cores at 2 ranks, unbound and oversubscribed above the core count), dd at 1 rank.
 
 Each round launches every configuration once, the order rotated from one round to the next, so
@@ -52,11 +53,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--dirs", nargs="+", default=["/tmp", "/dev/shm"])
     p.add_argument("--patterns", nargs="+", choices=("contiguous", "interleaved"),
                    default=["contiguous", "interleaved"])
-    p.add_argument("--engines", nargs="+", choices=("default", "direct", "cb"),
+    p.add_argument("--engines", nargs="+", choices=("default", "direct", "cb", "staged", "unstaged"),
                    default=["default", "direct"])
     p.add_argument("--cb-nodes", type=int, default=0,
                    help="the hint cb_nodes for the cb engine and the peer (default: none)")
     p.add_argument("--bytes", type=int, default=1 << 30)
+    p.add_argument("--no-peer", action="store_true", help="leave out the MPI-IO launches")
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--timeout", type=int, default=600, help="seconds per launch")
     return p.parse_args()
@@ -96,12 +98,16 @@ def configs(a: argparse.Namespace, bindir: Path) -> list[config]:
                 hints = ["--hints", f"cb_nodes={a.cb_nodes}"] if a.cb_nodes > 0 else []
                 bind = (["--bind-to", "core"] if n <= cores else
                         ["--oversubscribe", "--bind-to", "none"])
-                out.append(config((d, n, pat, "MPI-IO"),
-                                  [a.mpirun, "-n", str(n), *bind, str(bindir / "mpi_io_bench"),
-                                   *args, *hints], env))
+                if not a.no_peer:
+                    out.append(config((d, n, pat, "MPI-IO"),
+                                      [a.mpirun, "-n", str(n), *bind,
+                                       str(bindir / "mpi_io_bench"), *args, *hints], env))
                 for e in a.engines:
                     if pat == "contiguous" and e == "direct" and "default" in a.engines:
                         continue  # the default is direct for contiguous views
+                    if pat == "interleaved" and e in ("staged", "unstaged") and \
+                            "default" in a.engines:
+                        continue  # interleaved views go through collective buffering
                     extra = hints if e != "direct" else []
                     out.append(config((d, n, pat, e),
                                       [str(bindir / "oneside-run"), "-n", str(n),
@@ -141,17 +147,18 @@ def main() -> None:
               f"{a.bytes / statistics.median(dd.times['write_at_all']) / 1e9:.2f} GB/s")
         for n in a.ranks:
             for pat in a.patterns:
-                peer = by_key[(d, n, pat, "MPI-IO")]
+                peer = by_key.get((d, n, pat, "MPI-IO"))
                 for op in OPS:
-                    p = peer.times[op]
-                    line = (f"  {n} ranks {pat:11s} {op:12s} MPI-IO {statistics.median(p):.4f}"
-                            f" ({min(p):.4f}-{max(p):.4f})")
+                    p = peer.times[op] if peer else []
+                    line = f"  {n} ranks {pat:11s} {op:12s}"
+                    if p:
+                        line += f" MPI-IO {statistics.median(p):.4f} ({min(p):.4f}-{max(p):.4f})"
                     for e in a.engines:
                         if (d, n, pat, e) not in by_key:
                             continue
                         t = by_key[(d, n, pat, e)].times[op]
                         line += (f" | {e} {statistics.median(t):.4f} ({min(t):.4f}-{max(t):.4f})"
-                                 f" /MPI-IO {ratio(t, p)}")
+                                 + (f" /MPI-IO {ratio(t, p)}" if p else ""))
                         if op == "write_at_all":
                             line += f" /dd {ratio(t, dd.times['write_at_all'])}"
                     print(line)

@@ -1,7 +1,7 @@
 // dist_array::save / load (the checkpoint of a distributed array, issue 24) beside raw
 // pwrite / pread of the same bytes, interleaved in one run (STYLE.md R12):
 //
-//   dist_array_file_checkpoint/MiB:<MiB> (256: 10 iterations, 1024: 3)   each iteration:
+//   dist_array_file_checkpoint/MiB:<MiB> (256: 10 iterations, 1024 and 2048: 3)   each iteration:
 //   a.save(file) of a 2-D dist_array of
 //       doubles (rows of 4096 in blocks over the ranks, <MiB> MiB in all), then the same bytes
 //       written raw — rank 0 creates and truncates the file and writes a 4096-byte header, each
@@ -160,6 +160,14 @@ BENCHMARK(dist_array_file_checkpoint)
 BENCHMARK(dist_array_file_checkpoint)
     ->ArgName("MiB")
     ->Arg(1024)
+    ->Iterations(3)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+// Issue 24's stencil grid: a 2 GiB array (6 GiB of memory and files in all, 7 with the page
+// cache's copy of a /tmp file being read); run it alone (--benchmark_filter=.../MiB:2048).
+BENCHMARK(dist_array_file_checkpoint)
+    ->ArgName("MiB")
+    ->Arg(2048)
     ->Iterations(3)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);

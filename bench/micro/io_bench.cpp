@@ -5,12 +5,16 @@
 //   default file::open's defaults (collective buffering for interleaved views only)
 //   direct  each member moves its own data (hint collective_buffering=false)
 //   cb      collective buffering (hint collective_buffering=true: two-phase I/O)
+//   staged  file::open's defaults, every large access staged, reads too (hint staged_io=true)
+//   unstaged file::open's defaults but no staging buffer (hint staged_io=false: each member's
+//           blocking access is one pread/pwrite per piece, the default before the staged path)
 //   dd      the file system's single-stream rate: rank 0 alone writes (then reads) the whole
 //           total with one large pwrite (pread) per repetition, as dd with a large block does;
 //           the other ranks wait
 // --split times write_at_all_begin + _end (read_at_all_begin + _end) instead: the access runs
 // on the file's I/O thread, whose engine ONESIDE_IO_ENGINE chooses (threads or uring).
 // Run with oneside-run -n N; bench/run_io.py runs it against the peer.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -107,9 +111,10 @@ int run_dd(const io::options& o) {
 int run(int argc, char** argv) {
   io::options o;
   o.engine = "default";
-  if (!io::parse(argc, argv, o, "default|direct|cb|dd")) return 2;
+  if (!io::parse(argc, argv, o, "default|direct|cb|staged|unstaged|dd")) return 2;
   if (o.engine == "dd") return run_dd(o);
-  if (o.engine != "default" && o.engine != "direct" && o.engine != "cb") {
+  const std::string known[] = {"default", "direct", "cb", "staged", "unstaged"};
+  if (std::find(std::begin(known), std::end(known), o.engine) == std::end(known)) {
     std::fprintf(stderr, "oneside_io_bench: unknown engine %s\n", o.engine.c_str());
     return 2;
   }
@@ -120,6 +125,8 @@ int run(int argc, char** argv) {
   for (const auto& [k, v] : io::hint_pairs(o.hints)) hints.set(k, v);
   if (o.engine == "cb") hints.set("collective_buffering", "true");
   if (o.engine == "direct") hints.set("collective_buffering", "false");
+  if (o.engine == "unstaged") hints.set("staged_io", "false");
+  if (o.engine == "staged") hints.set("staged_io", "true");
   const std::string path = launch_path(o);
   file f = file::open(w, path, file_mode::create | file_mode::rdwr, hints);
   const datatype& b = datatype::of<std::byte>();

@@ -188,7 +188,7 @@ bool file::is_open() const noexcept {
 
 namespace {
 
-// The hints of open: the four the layer knows, checked (a bad value is ignored, as the spec
+// The hints of open: the five the layer knows, checked (a bad value is ignored, as the spec
 // lets implementations do with hints), and every other key as given.
 info file_hints(const info& given) {
   info out;
@@ -198,7 +198,7 @@ info file_hints(const info& given) {
       char* end = nullptr;
       const long long n = std::strtoll(v.c_str(), &end, 10);
       if (end == v.c_str() || *end != '\0' || n <= 0) continue;
-    } else if (k == "collective_buffering") {
+    } else if (k == "collective_buffering" || k == "staged_io") {
       if (v != "true" && v != "false") continue;
     }
     out.set(k, v);
@@ -617,35 +617,37 @@ static std::shared_ptr<file_op> start_access(file_impl& f, std::string_view call
   return make_op(f, call, write, pos, buf, count, type);
 }
 
-static io_status finish_now(file_op& op) {
+// Runs a blocking access on the calling thread, or staged with the I/O thread (staged.cpp).
+static io_status finish_now(file_impl& f, file_op& op) {
+  if (detail::stages(f, op)) return detail::run_staged(f, op);
   detail::run_file_op(op);
   if (op.error) std::rethrow_exception(op.error);
   return op.status;
 }
 
 io_status file::read_at(offset_t offset, void* buf, count_t count, const datatype& type) {
-  return finish_now(*start_access(impl(), "file::read_at", false, position::explicit_offset, offset,
-                                  buf, count, type));
+  return finish_now(impl(), *start_access(impl(), "file::read_at", false, position::explicit_offset,
+                                          offset, buf, count, type));
 }
 io_status file::write_at(offset_t offset, const void* buf, count_t count, const datatype& type) {
-  return finish_now(*start_access(impl(), "file::write_at", true, position::explicit_offset, offset,
-                                  buf, count, type));
+  return finish_now(impl(), *start_access(impl(), "file::write_at", true, position::explicit_offset,
+                                          offset, buf, count, type));
 }
 io_status file::read(void* buf, count_t count, const datatype& type) {
-  return finish_now(
-      *start_access(impl(), "file::read", false, position::individual, 0, buf, count, type));
+  return finish_now(impl(), *start_access(impl(), "file::read", false, position::individual, 0, buf,
+                                          count, type));
 }
 io_status file::write(const void* buf, count_t count, const datatype& type) {
-  return finish_now(
-      *start_access(impl(), "file::write", true, position::individual, 0, buf, count, type));
+  return finish_now(impl(), *start_access(impl(), "file::write", true, position::individual, 0, buf,
+                                          count, type));
 }
 io_status file::read_shared(void* buf, count_t count, const datatype& type) {
-  return finish_now(
-      *start_access(impl(), "file::read_shared", false, position::shared, 0, buf, count, type));
+  return finish_now(impl(), *start_access(impl(), "file::read_shared", false, position::shared, 0,
+                                          buf, count, type));
 }
 io_status file::write_shared(const void* buf, count_t count, const datatype& type) {
-  return finish_now(
-      *start_access(impl(), "file::write_shared", true, position::shared, 0, buf, count, type));
+  return finish_now(impl(), *start_access(impl(), "file::write_shared", true, position::shared, 0,
+                                          buf, count, type));
 }
 
 static file_request submit(file_impl& f, std::shared_ptr<file_op> op) {
@@ -808,7 +810,7 @@ static io_status collective(file_impl& f, std::string_view call, split_kind k, o
                             const void* buf, count_t count, const datatype& type) {
   collective_access a = start_collective(f, call, k, offset, buf, count, type);
   if (a.tp) return detail::two_phase_end(f, *a.tp);
-  return finish_now(*a.op);
+  return finish_now(f, *a.op);
 }
 
 io_status file::read_at_all(offset_t offset, void* buf, count_t count, const datatype& type) {

@@ -214,6 +214,10 @@ struct file_impl {
   std::optional<split_state> split;
 
   cb_state cb;  // declared before the worker: the I/O thread is joined before it goes
+  // Staged accesses' buffer (staged.cpp): two halves, made by the first staged access; one
+  // staged access at a time holds it.
+  std::mutex stage_mu;
+  std::vector<std::byte> stage_buffer;
   io_worker worker;
 
   ~file_impl();
@@ -252,6 +256,20 @@ std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine);
 // Collective: waits for this member's aggregator access, sends read data back, returns the
 // member's status; raises when any aggregator failed.
 io_status two_phase_end(file_impl& f, two_phase& s);
+
+// Staged access (staged.cpp). Whether the blocking access `op` on `f` goes through the file's
+// staging buffer: its memory is contiguous, it is not atomic, and the hint staged_io says
+// "true" (any access of more than two halves), or, without it, it is a write of at least eight
+// halves (cb_buffer_size, 1 MiB by default) of runs averaging a half or more and this node's
+// ranks do not outnumber its cores; "false": never.
+bool stages(const file_impl& f, const file_op& op);
+// Runs the blocking access `op` through the staging buffer with the I/O thread (see stages);
+// returns its status, raises its error.
+io_status run_staged(file_impl& f, file_op& op);
+// The bytes of one half of the staging buffer.
+std::size_t stage_half(const file_impl& f);
+// A test hook: the number of accesses that went through a staging buffer.
+extern std::atomic<std::int64_t> staged_accesses_for_testing;
 
 // The error class of system error `err` for file calls (ENOENT → no_such_file, …).
 error_class file_error_class(int err) noexcept;

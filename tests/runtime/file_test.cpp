@@ -16,6 +16,7 @@
 #include <set>
 #include <signal.h>
 #include <string>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -25,6 +26,7 @@
 
 #include <oneside/oneside.hpp>
 
+#include "context/context.hpp"
 #include "expect_error.hpp"
 #include "file_test_dir.hpp"
 #include "io/file_impl.hpp"
@@ -1080,6 +1082,176 @@ TEST_F(File, UringEngineMovesManyPiecesAtOnce) {
     }
     f.close();
   }
+}
+
+// Staged accesses (staged.cpp): a blocking access of large runs goes through the file's buffer
+// of two halves (here cb_buffer_size 4 KiB halves), the I/O thread moving one while the caller
+// copies the other. Each member's data is runs of 3.5 halves with the other members' runs
+// between them, so halves straddle the runs; staged and unstaged accesses leave the same bytes.
+TEST_F(File, StagedAccessesMoveTheSameBytesAsUnstagedOnes) {
+  constexpr offset_t half = 4096;
+  constexpr offset_t run = 7 * half / 2;
+  const auto n = static_cast<std::size_t>(11 * run + 100);  // not a whole number of halves
+  const datatype ft = datatype::resized(datatype::contiguous(run, byte_t()), 0, run * size());
+  bytes expected;
+  for (const char* staged : {"true", "false"}) {
+    SCOPED_TRACE(std::string("staged_io ") + staged);
+    const std::string p = path(std::string("staged-") + staged);
+    file f = file::open(world(), p, rw_create,
+                        info{{"staged_io", staged},
+                             {"cb_buffer_size", std::to_string(half)},
+                             {"collective_buffering", "false"}});
+    f.set_view(run * rank(), byte_t(), ft);
+    bytes mine(n);
+    for (std::size_t i = 0; i < n; ++i) mine[i] = tag(rank(), i);
+    const std::int64_t before = detail::staged_accesses_for_testing.load();
+    EXPECT_EQ(f.write_at_all(0, mine.data(), static_cast<count_t>(n), byte_t()).bytes,
+              static_cast<count_t>(n));
+    // The second half of the data again, independently (the other blocking form).
+    EXPECT_EQ(f.write_at(static_cast<offset_t>(n / 2), mine.data() + n / 2,
+                         static_cast<count_t>(n - n / 2), byte_t())
+                  .bytes,
+              static_cast<count_t>(n - n / 2));
+    f.sync();
+    barrier(world());
+    f.sync();
+    bytes back(n, std::byte{0});
+    EXPECT_EQ(f.read_at_all(0, back.data(), static_cast<count_t>(n), byte_t()).bytes,
+              static_cast<count_t>(n));
+    EXPECT_TRUE(back == mine) << "the data read back";
+    const std::int64_t staged_calls = detail::staged_accesses_for_testing.load() - before;
+    EXPECT_EQ(staged_calls, std::string(staged) == "true" ? 3 : 0);
+    f.close();
+    if (rank() == 0) {
+      const bytes got = contents(p);
+      // The model: member r's data byte i is in tile i / run at r·run + i % run.
+      ASSERT_EQ(got.size(), static_cast<std::size_t>(11 * run * size() + (size() - 1) * run + 100));
+      std::size_t bad = 0;
+      for (rank_t r = 0; r < size(); ++r) {
+        for (std::size_t i = 0; i < n; ++i) {
+          const auto u = static_cast<std::size_t>(run);
+          const std::size_t at = i / u * u * static_cast<std::size_t>(size()) +
+                                 static_cast<std::size_t>(r) * u + i % u;
+          bad += got[at] != tag(r, i);
+        }
+      }
+      EXPECT_EQ(bad, 0U) << "bytes differ from the model";
+      if (expected.empty()) {
+        expected = got;
+      } else {
+        EXPECT_TRUE(got == expected) << "staged and unstaged files differ";
+      }
+    }
+    barrier(world());
+  }
+}
+
+// Without the hint: writes of at least eight halves of runs averaging a half or more are
+// staged while the node is not oversubscribed; shorter ones, reads, and views of small runs are
+// not. A staged read past the end of
+// the file reports what it read (IO-14) and leaves the rest of the buffer alone.
+TEST_F(File, StagingIsChosenPerAccess) {
+  constexpr offset_t half = 4096;
+  const std::string p = path("auto");
+  file f = file::open(world(), p, rw_create, info{{"cb_buffer_size", std::to_string(half)}});
+  const offset_t share = 8 * half;
+  f.set_view(share * rank(), byte_t(), byte_t());
+  bytes mine(static_cast<std::size_t>(share));
+  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = tag(rank(), i);
+  auto staged = [](auto&& access) {
+    const std::int64_t before = detail::staged_accesses_for_testing.load();
+    access();
+    return detail::staged_accesses_for_testing.load() - before;
+  };
+  // Only while this node's ranks do not outnumber its cores (np3 and np4 on a 2-core machine:
+  // never).
+  const std::int64_t big = detail::current_context()->oversubscribed ? 0 : 1;
+  EXPECT_EQ(staged([&] { (void)f.write_at_all(0, mine.data(), share, byte_t()); }), big);
+  EXPECT_EQ(staged([&] { (void)f.write_at_all(0, mine.data(), share - 1, byte_t()); }), 0);
+  EXPECT_EQ(staged([&] { (void)f.write_at(0, mine.data(), share, byte_t()); }), big);
+  f.sync();
+  barrier(world());
+  f.sync();
+  bytes back(mine.size(), std::byte{0});
+  EXPECT_EQ(staged([&] { (void)f.read_at_all(0, back.data(), share, byte_t()); }), 0);
+  EXPECT_TRUE(back == mine);
+  // 1 KiB runs with holes (collective buffering off): the average piece is below a half.
+  const datatype rr =
+      datatype::resized(datatype::contiguous(half / 4, byte_t()), 0, half / 2 * size());
+  f.close();
+  file h =
+      file::open(world(), path("small-runs"), rw_create,
+                 info{{"cb_buffer_size", std::to_string(half)}, {"collective_buffering", "false"}});
+  h.set_view(half / 4 * rank(), byte_t(), rr);
+  EXPECT_EQ(staged([&] { (void)h.write_at_all(0, mine.data(), share, byte_t()); }), 0);
+  h.close();
+
+  // A staged read of ten halves from 1000 bytes before the end of the file.
+  file g = file::open(world(), p, file_mode::rdonly,
+                      info{{"cb_buffer_size", std::to_string(half)}, {"staged_io", "true"}});
+  const offset_t end = g.get_size();
+  bytes tail(static_cast<std::size_t>(10 * half), std::byte{0xAB});
+  io_status st;
+  EXPECT_EQ(staged([&] { st = g.read_at(end - 1000, tail.data(), 10 * half, byte_t()); }), 1);
+  EXPECT_EQ(st.bytes, 1000);
+  const bytes whole = contents(p);
+  EXPECT_TRUE(std::equal(tail.begin(), tail.begin() + 1000, whole.end() - 1000));
+  EXPECT_EQ(std::count(tail.begin() + 1000, tail.end(), std::byte{0xAB}), 10 * half - 1000)
+      << "nothing past the end of the file";
+  g.close();
+}
+
+// A staged write that fails midway (the file size limit: EFBIG) raises what an unstaged one
+// raises: no_space, naming the call, the file and the call's size.
+TEST_F(File, StagedWriteFailsAsAnUnstagedOne) {
+  constexpr offset_t half = 4096;
+  const offset_t region = 16 * half;
+  struct limit_reset {
+    rlimit old{};
+    void (*handler)(int) = nullptr;
+    limit_reset() {
+      ::getrlimit(RLIMIT_FSIZE, &old);
+      handler = ::signal(SIGXFSZ, SIG_IGN);  // the write fails with EFBIG instead
+    }
+    ~limit_reset() {
+      ::setrlimit(RLIMIT_FSIZE, &old);
+      ::signal(SIGXFSZ, handler);
+    }
+  } reset;
+  std::string messages[2];
+  int k = 0;
+  for (const char* staged : {"true", "false"}) {
+    SCOPED_TRACE(std::string("staged_io ") + staged);
+    const std::string p = path(std::string("limit-") + staged);
+    file f = file::open(world(), p, rw_create,
+                        info{{"staged_io", staged}, {"cb_buffer_size", std::to_string(half)}});
+    bytes mine(static_cast<std::size_t>(10 * half), std::byte{7});
+    const offset_t at = region * rank();
+    rlimit lim = reset.old;
+    lim.rlim_cur = static_cast<rlim_t>(at + 11 * half / 2);  // 5.5 halves into this member's write
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &lim), 0);
+    const std::int64_t before = detail::staged_accesses_for_testing.load();
+    expect_error(error_class::no_space, "file::write_at",
+                 [&] { (void)f.write_at(at, mine.data(), 10 * half, byte_t()); });
+    try {
+      (void)f.write_at(at, mine.data(), 10 * half, byte_t());
+    } catch (const oneside::error& e) {
+      messages[k] = e.what();
+      const std::string::size_type name = messages[k].find(p);
+      EXPECT_NE(name, std::string::npos) << messages[k];
+      if (name != std::string::npos) messages[k].replace(name, p.size(), "<file>");
+    }
+    EXPECT_EQ(detail::staged_accesses_for_testing.load() - before, k == 0 ? 2 : 0);
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &reset.old), 0);
+    // Everything before the limit was written.
+    bytes back(static_cast<std::size_t>(11 * half / 2), std::byte{0});
+    EXPECT_EQ(f.read_at(at, back.data(), 11 * half / 2, byte_t()).bytes, 11 * half / 2);
+    EXPECT_EQ(std::count(back.begin(), back.end(), std::byte{7}), 11 * half / 2);
+    f.close();
+    ++k;
+  }
+  EXPECT_EQ(messages[0], messages[1]);
+  EXPECT_NE(messages[0].find("40960 bytes"), std::string::npos) << messages[0];
 }
 
 TEST_F(File, NonblockingRequestsCompleteInAnyOrder) {

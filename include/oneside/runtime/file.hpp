@@ -31,7 +31,20 @@
 // sieving for reads) runs the _all and _at_all forms when the hint collective_buffering is
 // "true", or, without the hint, when any member's view interleaves runs of less than 1 MiB with
 // holes (set_view decides, collectively); "false" turns it off. Otherwise each member moves its
-// own data. Not done: the "internal" and "external32" representations (unsupported_datarep).
+// own data.
+//
+// Staged accesses. A blocking access (independent, or collective without collective buffering)
+// from contiguous memory that writes at least eight halves of cb_buffer_size bytes (1 MiB by
+// default) of file runs averaging a half or more, on a node whose ranks do not outnumber its
+// cores, goes through a reused buffer of two halves:
+// the calling thread copies the next half in while the file's I/O thread writes the previous
+// one, so no member holds the file's inode lock (which serializes buffered writes into one
+// file) for more than a half. Each member decides per call from its own access; the hint
+// staged_io ("true": every such access of more than two halves, reads too; "false": none)
+// overrides the rule. Never in atomic mode, nor for nonblocking and split accesses. The result
+// and the errors are those of an unstaged access (a half already handed to the I/O thread after
+// the failing one may still be written). Not done: the "internal" and "external32"
+// representations (unsupported_datarep).
 #pragma once
 
 #include <cstdint>
@@ -142,8 +155,9 @@ class file {
   // ("true"/"false": two-phase I/O for the _all and _at_all forms or not; without it, for
   // interleaved views), cb_nodes (aggregators; default one per node, every member when the
   // team is on one node), striping_unit (domains start on its multiples), cb_buffer_size (the
-  // bytes of one round of an aggregator, 1 MiB by default; it holds two) (positive integers; a
-  // bad value is dropped); member 0's values of these four hold everywhere;
+  // bytes of one round of an aggregator, 1 MiB by default; it holds two; also the staging
+  // buffer's half) (positive integers; a bad value is dropped); member 0's values of these four
+  // hold everywhere; staged_io ("true"/"false", each member's own: see Staged accesses above);
   // get_info() reports what holds. Errors (every member raises the same): amode (bad combination),
   // bad_file (empty path), no_such_file, file_exists, access, read_only, no_space, quota, io,
   // not_same.
