@@ -266,7 +266,8 @@ bool stages(const file_impl& f, const file_op& op);
 // Runs the blocking access `op` through the staging buffer with the I/O thread (see stages);
 // returns its status, raises its error.
 io_status run_staged(file_impl& f, file_op& op);
-// The bytes of one half of the staging buffer.
+// The bytes of one half of the staging buffer and of collective buffering's buffers
+// (the hint cb_buffer_size, 1 MiB by default).
 std::size_t stage_half(const file_impl& f);
 // A test hook: the number of accesses that went through a staging buffer.
 extern std::atomic<std::int64_t> staged_accesses_for_testing;

@@ -29,10 +29,6 @@ namespace oneside::detail {
 namespace {
 
 constexpr offset_t sieve_gap = 64 * 1024;  // holes a read reads through
-// cb_buffer_size's default: ROMIO's is 16 MiB, but halves that stay in the cache while the
-// members fill them and the I/O thread writes them out measured 2-3x faster here (512 KiB -
-// 1 MiB against 4-16 MiB, bench/run_io.py).
-constexpr std::size_t default_half = std::size_t{1} << 20;
 
 // The aggregators (team ranks, ascending): the first member of each node (every member when
 // the team is on one node), or `cb_nodes` members spread evenly over the team when the hint
@@ -73,8 +69,7 @@ void ensure_buffers(file_impl& f, std::string_view call) {
   if (cb.ready) return;
   const team& t = f.members;
   cb.aggregators = choose_aggregators(t, f.hints);
-  cb.half = default_half;
-  if (auto v = f.hints.get("cb_buffer_size")) cb.half = static_cast<std::size_t>(std::stoll(*v));
+  cb.half = stage_half(f);
   const bool me =
       std::find(cb.aggregators.begin(), cb.aggregators.end(), t.rank()) != cb.aggregators.end();
   // {address, error class + 1}
