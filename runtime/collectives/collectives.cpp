@@ -447,19 +447,23 @@ void alltoallv(const team& t, const void* in, std::span<const count_t> send_coun
                     recv_displs.size() == n,
                 error_class::count, {.call = "alltoallv"},
                 "counts and displs need one entry per member (" + std::to_string(n) + ")");
-  count_t most = 0;
+  count_t most_sent = 0;
+  count_t most_received = 0;
   for (std::size_t j = 0; j < n; ++j) {
     for (count_t c : {send_counts[j], send_displs[j], recv_counts[j], recv_displs[j]}) {
       check_count(c, "alltoallv");
     }
-    most = std::max({most, send_counts[j], recv_counts[j]});
+    most_sent = std::max(most_sent, send_counts[j]);
+    most_received = std::max(most_received, recv_counts[j]);
   }
+  const count_t most = std::max(most_sent, most_received);
   ONESIDE_CHECK(send_counts[static_cast<std::size_t>(ti.rank)] ==
                     recv_counts[static_cast<std::size_t>(ti.rank)],
                 error_class::count, {.call = "alltoallv"},
                 "what this member sends to itself differs from what it receives from itself");
-  check_buffer(in, most, "alltoallv", "the input");
-  check_buffer(out, most, "alltoallv", "the output");
+  // A member that sends nothing (or receives nothing) may pass a null buffer for that side.
+  check_buffer(in, most_sent, "alltoallv", "the input");
+  check_buffer(out, most_received, "alltoallv", "the output");
   const std::size_t esz = element_bytes(type, "alltoallv");
   // Every member must run the same number of steps: agree on the largest block.
   count_t global_most = 0;

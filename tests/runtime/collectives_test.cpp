@@ -429,6 +429,32 @@ TEST_F(Collectives, AlltoallvWithIrregularCounts) {
   EXPECT_EQ(bad, 0);
 }
 
+// Everyone else sends to rank 0 only: the others receive nothing and pass a null output buffer,
+// rank 0 sends nothing and passes a null input buffer.
+TEST_F(Collectives, AlltoallvTakesNullBuffersForSidesWithoutData) {
+  const auto n = static_cast<std::size_t>(size());
+  std::vector<count_t> sc(n, 0), sd(n, 0), rc(n, 0), rd(n, 0);
+  const bool sends = rank() != 0 || size() == 1;
+  if (sends) sc[0] = 2;
+  std::vector<int> in;
+  if (sends) in = {rank(), 10 * rank()};
+  std::vector<int> out;
+  if (rank() == 0) {
+    for (std::size_t j = 0; j < n; ++j) {
+      rc[j] = j != 0 || size() == 1 ? 2 : 0;
+      rd[j] = static_cast<count_t>(2 * j);
+    }
+    out.assign(2 * n, -1);
+  }
+  alltoallv(world(), in.data(), sc, sd, out.data(), rc, rd, datatype::of<int>());
+  if (rank() == 0) {
+    for (std::size_t j = size() == 1 ? 0 : 1; j < n; ++j) {
+      EXPECT_EQ(out[2 * j], static_cast<int>(j));
+      EXPECT_EQ(out[2 * j + 1], 10 * static_cast<int>(j));
+    }
+  }
+}
+
 TEST_F(Collectives, BadArgumentsAreRejectedBeforeAnythingMoves) {
   covers("ERR-16");
   std::vector<int> buf(4, 7);
