@@ -21,7 +21,7 @@
 
 #include <oneside/oneside.hpp>
 
-#include "graph/kronecker.hpp"
+#include "kronecker.hpp"
 
 namespace oneside::apps::graph {
 

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "graph/kronecker.hpp"
+#include "kronecker.hpp"
 
 namespace oneside::apps::graph::serial {
 
