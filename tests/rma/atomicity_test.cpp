@@ -43,8 +43,8 @@ const datatype& i64() {
 
 TEST_P(Atomicity, EveryRankHammeringOneElementLosesNoUpdate) {
   covers("SEM-3", "COM-11", "COM-17", "COM-18", "WIN-26");
-  constexpr int n = 10000;     // operations per rank and phase
-  constexpr int n_cas = 1000;  // CAS increments per rank
+  const int n = scaled(10000);     // operations per rank and phase
+  const int n_cas = scaled(1000);  // CAS increments per rank
   test_window tw = make_window(kind(), world(), 8 * sizeof(std::int64_t), sizeof(std::int64_t));
   std::int64_t* mine = tw.local_as<std::int64_t>();
   std::fill_n(mine, 8, std::int64_t{0});
@@ -55,7 +55,7 @@ TEST_P(Atomicity, EveryRankHammeringOneElementLosesNoUpdate) {
                double_at = tw.disp(0, 3);
 
   // fetch_and_op(sum) alone: every ticket handed out once.
-  std::vector<std::int64_t> tickets(n, -1);
+  std::vector<std::int64_t> tickets(static_cast<std::size_t>(n), -1);
   w.lock_all();
   for (int i = 0; i < n; ++i) {
     w.fetch_and_op(&one, &tickets[static_cast<std::size_t>(i)], i64(), 0, tickets_at, op::sum);
@@ -71,7 +71,7 @@ TEST_P(Atomicity, EveryRankHammeringOneElementLosesNoUpdate) {
   EXPECT_EQ(wrong, 0) << "fetch_and_op tickets are not exactly 0 … " << all.size() - 1;
 
   // fetch_and_op(sum) and accumulate(sum) mixed on one element (same op: allowed at once).
-  std::vector<std::int64_t> ignored(n, 0);
+  std::vector<std::int64_t> ignored(static_cast<std::size_t>(n), 0);
   w.lock_all();
   for (int i = 0; i < n; ++i) {
     if ((i + rank()) % 2 == 0) {
@@ -124,7 +124,7 @@ TEST_P(Atomicity, EveryRankHammeringOneElementLosesNoUpdate) {
 
 TEST_P(Atomicity, IndexedAccumulateFetchAndOpAndNoOpReadersAgreeOnOneElement) {
   covers("SEM-5", "SEM-3", "COM-12", "COM-16");
-  constexpr int n = 10000;
+  const int n = scaled(10000);
   test_window tw = make_window(kind(), world(), 16 * sizeof(std::int64_t), sizeof(std::int64_t));
   std::int64_t* mine = tw.local_as<std::int64_t>();
   std::fill_n(mine, 16, std::int64_t{0});
@@ -187,7 +187,7 @@ bool is_pattern_or_zero(std::uint64_t v, int ranks) {
 TEST_P(Atomicity, ReplaceNeverTearsAnElement) {
   covers("COM-19", "SEM-4", "COM-14", "COM-15");
   constexpr std::size_t big = 1024;
-  constexpr int n = 5000, rounds = 100;
+  const int n = scaled(5000), rounds = scaled(100);
   const datatype& u64 = datatype::of<std::uint64_t>();
   test_window tw = make_window(kind(), world(), (1 + big) * sizeof(std::uint64_t), 8);
   auto* mine = tw.local_as<std::uint64_t>();
@@ -471,12 +471,12 @@ TEST_P(Atomicity, WideTypesStayAtomic) {
 
 TEST_P(Atomicity, SwapsKeepTheMultisetOfValues) {
   covers("COM-14", "SEM-3");
-  constexpr int n = 5000;
+  const int n = scaled(5000);
   test_window tw = make_window(kind(), world(), sizeof(std::int64_t), sizeof(std::int64_t));
   *tw.local_as<std::int64_t>() = 0;
   settle(tw.win);
   rma::window& w = tw.win;
-  std::vector<std::int64_t> fetched(n, -1);
+  std::vector<std::int64_t> fetched(static_cast<std::size_t>(n), -1);
   w.lock_all();
   for (int i = 0; i < n; ++i) {
     const std::int64_t mine = static_cast<std::int64_t>(rank()) * n + i + 1;
@@ -510,7 +510,7 @@ class AttachedAtomicity : public RankTest {};
 
 TEST_F(AttachedAtomicity, FetchAndOpOnEveryKindOfRegionLosesNoUpdate) {
   covers("SEM-3", "COM-17", "WIN-14", "WIN-16");
-  constexpr int n = 2000;  // fetch_and_op per rank and element
+  const auto n = static_cast<std::size_t>(scaled(2000));  // fetch_and_op per rank and element
   const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   std::vector<std::int64_t> small(4, 0);
   std::vector<std::int64_t> large(2048, 0);
@@ -536,10 +536,9 @@ TEST_F(AttachedAtomicity, FetchAndOpOnEveryKindOfRegionLosesNoUpdate) {
   std::vector<std::int64_t> tickets(4 * n, -1);
   const std::int64_t one = 1;
   w.lock_all();
-  for (int i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t k = 0; k < 4; ++k) {
-      w.fetch_and_op(&one, &tickets[k * n + static_cast<std::size_t>(i)], i64(), 0,
-                     static_cast<disp_t>(at[k]), op::sum);
+      w.fetch_and_op(&one, &tickets[k * n + i], i64(), 0, static_cast<disp_t>(at[k]), op::sum);
     }
     w.flush(0);
     if (rank() == 0 && i % 50 == 0) {
@@ -556,7 +555,7 @@ TEST_F(AttachedAtomicity, FetchAndOpOnEveryKindOfRegionLosesNoUpdate) {
     for (rank_t r = 0; r < size(); ++r) {
       const auto from = all.begin() + static_cast<std::ptrdiff_t>(tickets.size()) * r +
                         static_cast<std::ptrdiff_t>(k * n);
-      mine.insert(mine.end(), from, from + n);
+      mine.insert(mine.end(), from, from + static_cast<std::ptrdiff_t>(n));
     }
     std::sort(mine.begin(), mine.end());
     int wrong = 0;

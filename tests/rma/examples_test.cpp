@@ -330,12 +330,6 @@ TEST_F(Examples, Ex22DistributedLinkedListOnADynamicWindow) {
 using rma::lock_type;
 using rma::mode;
 
-// Fewer repetitions when ranks outnumber the cores by far (8 ranks on 2 cores): the protocol
-// stays the same, the test stays well under its time budget.
-int scaled(int n) {
-  return world().size() > 4 ? std::max(n / 4, 1) : n;
-}
-
 oneside::group group_of(std::vector<rank_t> ranks) {
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());  // left == right at P <= 2
@@ -442,7 +436,7 @@ TEST_F(Examples, Ex5LockPutUnlockCompletesAtTheTarget) {
 TEST_F(Examples, Ex6StoreUnderLockIsSeenByTheNextLockGet) {
   covers("EX-6", "MEM-11", "SYN-15", "SYN-16");
   rma::window w = int64_window(1);
-  const int iters = 1000;
+  const int iters = scaled(1000);
   int wrong = 0;
   for (int it = 0; it < iters; ++it) {
     w.lock(lock_type::exclusive, rank());
@@ -465,7 +459,7 @@ TEST_F(Examples, Ex6StoreUnderLockIsSeenByTheNextLockGet) {
 TEST_F(Examples, Ex7StoreWithWinSyncBeforeTheBarrierIsSeen) {
   covers("EX-7", "SEM-14", "SYN-28", "SYN-26", "MEM-11");
   rma::window w = int64_window(1);
-  const int iters = 1000;
+  const int iters = scaled(1000);
   int wrong = 0;
   for (int it = 0; it < iters; ++it) {
     w.lock_all();
@@ -526,7 +520,7 @@ TEST_F(Examples, Ex8RemoteUpdateIsSeenByTheOwnersLockedLoad) {
 TEST_F(Examples, Ex9LoadAfterBarrierAndWinSyncSeesThePut) {
   covers("EX-9", "SEM-14", "SYN-28", "SYN-24", "MEM-12");
   rma::window w = int64_window(1);
-  const int iters = 1000;
+  const int iters = scaled(1000);
   int wrong = 0;
   for (int it = 0; it < iters; ++it) {
     w.lock_all();
@@ -548,7 +542,7 @@ TEST_F(Examples, Ex9LoadAfterBarrierAndWinSyncSeesThePut) {
 TEST_F(Examples, Ex10WinSyncPublishesAStoreMadeBeforeTheLock) {
   covers("EX-10", "MEM-11", "SYN-28", "SYN-2");
   rma::window w = int64_window(1);
-  const int iters = 1000;
+  const int iters = scaled(1000);
   int wrong = 0;
   for (int it = 0; it < iters; ++it) {
     slots_of(w)[0] = std::int64_t{rank()} * 100000 + it;
@@ -995,7 +989,7 @@ TEST_F(Examples, Ex19PetersonsMutualExclusion) {
   if (size() < 2) GTEST_SKIP() << "needs 2 ranks";
   constexpr disp_t flag = 0, turn = 1, counter = 2, inside = 3;  // T, counter, inside: on A
   rma::window w = int64_window(4);
-  const int iters = 1000;
+  const int iters = scaled(1000);
   const bool is_a = rank() == 0, is_b = rank() == 1;
   int both_inside = 0, stuck = 0;
   w.lock_all();
@@ -1066,7 +1060,7 @@ TEST_F(Examples, Ex20SpinLockWithCompareAndSwap) {
   covers("EX-20", "SYN-17", "SYN-24", "SYN-28", "SEM-3", "SEM-5");
   constexpr disp_t lock_word = 0, counter = 1;
   rma::window w = int64_window(2);
-  const int iters = 500;
+  const int iters = scaled(500);
   int bad_release = 0, stuck = 0;
   w.lock_all();
   if (rank() == 0) {
@@ -1150,7 +1144,7 @@ TEST_F(Examples, Fig4PassiveTargetBetweenTwoOrigins) {
   settle(w);
   notice_board board;
   const rank_t target = 0, origin1 = 1 % size(), origin2 = 2 % size();
-  const int iters = 1000;
+  const int iters = scaled(1000);
   const auto write = [&](std::int64_t v) {
     const std::vector<std::int64_t> record(words, v);
     w.lock(lock_type::exclusive, target);

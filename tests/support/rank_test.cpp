@@ -1,7 +1,10 @@
 // RankTest: the collective verdict after each multi-rank test.
 #include "rank_test.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace oneside::test {
@@ -19,6 +22,12 @@ void RankTest::TearDown() {
 
 bool on_all_ranks(bool cond) {
   return allreduce(world(), cond ? 1 : 0, op::min) == 1;
+}
+
+int scaled(int n) {
+  const char* transport = std::getenv("ONESIDE_TRANSPORT");
+  const bool over_tcp = transport != nullptr && std::string_view(transport) == "mpi";
+  return world().size() > 4 || over_tcp ? std::max(n / 4, 1) : n;
 }
 
 }  // namespace oneside::test

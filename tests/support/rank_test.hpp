@@ -23,6 +23,12 @@ class RankTest : public ::testing::Test {
 // True on every rank when `cond` holds on every rank (for collective skips).
 bool on_all_ranks(bool cond);
 
+// Repetitions of a loop whose every step is a round trip: n, or n / 4 (at least 1) when ranks
+// outnumber the cores by far (more than 4) or peers are reached over TCP (ONESIDE_TRANSPORT=mpi,
+// where oversubscribed round trips cost hundreds of microseconds). The protocol a test checks
+// stays the same; the run stays within CI's time budget.
+int scaled(int n);
+
 }  // namespace oneside::test
 
 // Skips the test on every rank unless `cond` holds on every rank.
