@@ -21,15 +21,21 @@ mapfile -t files < <(git ls-files -co --exclude-standard -- '*.hpp' '*.cpp' '*.h
 if [ ${#files[@]} -eq 0 ]; then
   mapfile -t files < <(find include runtime rma pgas apps bench tests -name '*.[ch]pp' -o -name '*.h')
 fi
-bad=()
+existing=()
 for f in "${files[@]}"; do
-  [ -f "$f" ] || continue
-  if [ "$fix" -eq 1 ]; then
-    "$cf" -i "$f"
-  elif ! "$cf" --dry-run --Werror "$f" >/dev/null 2>&1; then
-    bad+=("$f")
-  fi
+  [ -f "$f" ] && existing+=("$f")
 done
+files=("${existing[@]}")
+# Batches of files per clang-format process, two at a time (one process per file cost most
+# of this check's time).
+if [ "$fix" -eq 1 ]; then
+  printf '%s\0' "${files[@]}" | xargs -0 -n 64 -P 2 "$cf" -i
+  bad=()
+else
+  mapfile -t bad < <(printf '%s\0' "${files[@]}" |
+                     xargs -0 -n 64 -P 2 "$cf" --dry-run --Werror 2>&1 |
+                     sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: error:.*/\1/p' | sort -u || true)
+fi
 if [ ${#bad[@]} -gt 0 ]; then
   echo "check_format: not formatted (run scripts/check_format.sh --fix):"
   printf '  %s\n' "${bad[@]}"
