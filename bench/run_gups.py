@@ -40,7 +40,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from launch_support import load_average
+from oneside_bench.util import load_average
 
 RATE = re.compile(r"([0-9.]+) Billion\(10\^9\) Updates\s+per second \[GUP/s\]")
 VARIANTS = re.compile(r"--variant V\s+(.+?) \(default")

@@ -38,7 +38,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from launch_support import load_average
+from oneside_bench.util import load_average
 
 LINE = re.compile(r"^(write_at_all|read_at_all) median_s ([0-9.]+)", re.M)
 OPS = ("write_at_all", "read_at_all")

@@ -27,7 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from launch_support import load_average
+from oneside_bench.util import load_average
 
 RATE = re.compile(r"Rate \(MB/s\): ([0-9.]+)")
 
