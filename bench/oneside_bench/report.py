@@ -87,8 +87,8 @@ class report:
         self.out("Figures are medians over the repetitions (launches interleaved with their "
                  "peers). \"vs\" columns are speed ratios (above 1: oneside is faster); a ratio "
                  "is given only when the two rows' ranges do not overlap and it is further "
-                 "from 1 than both spreads ((max − min) / median), else the row says \"within "
-                 "noise\" with the two spreads.")
+                 "from 1 than the two spreads together ((max − min) / median), else the row "
+                 "says \"within noise\" with the two spreads.")
         self.out()
 
     def micro(self) -> None:
@@ -263,7 +263,8 @@ class report:
                 ax.set_xlabel("ranks")
                 ax.set_ylabel(what)
                 ax.grid(True, alpha=0.3)
-            a2.set_ylim(0, 1.2)
+            top = max([1.0] + [e for _, pts in curves for s, e in pts.values() if e])
+            a2.set_ylim(0, 1.1 * top + 0.1)
             a1.legend(fontsize=7)
             fig.suptitle(f"{family}: {scaling} scaling, {transport} transport")
             self._save(plt, fig, out, f"scaling-{family}-{scaling}-{transport}.png",
@@ -328,9 +329,10 @@ def build(records: list[dict], names: list[str], out: Path, plots: bool = True) 
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            print("oneside-bench: matplotlib is not installed, so the report has no plots "
-                  "(Debian: apt-get install python3-matplotlib; scripts/setup.sh installs it)",
-                  file=sys.stderr)
+            print(f"oneside-bench: matplotlib is not installed for {sys.executable}, so the "
+                  "report has no plots (Debian: apt-get install python3-matplotlib, which "
+                  "scripts/setup.sh installs, serves /usr/bin/python3: run /usr/bin/python3 "
+                  "oneside-bench …)", file=sys.stderr)
             plots_dir = None
     text = report(records, names).build(plots_dir)
     (out / "report.md").write_text(text)

@@ -38,11 +38,12 @@ def summary(values: list[float]) -> dict:
 def differs(a: dict, b: dict, threshold: float = 0.0) -> bool:
     """Whether the measurements summarized by `a` and `b` (summary() dicts) differ by more than
     their launch-to-launch noise: their [min, max] ranges do not overlap, and the ratio of the
-    medians is further from 1 than the larger spread of the two and than `threshold`. Rows of
-    one value each (no spread known) differ only beyond `threshold`."""
+    medians is further from 1 than the two spreads together (each median may sit anywhere in
+    its range) and than `threshold`. Rows of one value each (no spread known) differ beyond
+    `threshold`."""
     if a["median"] <= 0 or b["median"] <= 0:
         return False
     change = abs(math.log(b["median"] / a["median"]))
-    noise = max(a["spread"], b["spread"])
+    noise = a["spread"] + b["spread"]
     disjoint = a["max"] < b["min"] or b["max"] < a["min"]
     return disjoint and change > math.log1p(noise) and change > math.log1p(threshold)
