@@ -21,3 +21,9 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/onesideConfigVersion.cma
 install(FILES "${PROJECT_BINARY_DIR}/onesideConfig.cmake"
               "${PROJECT_BINARY_DIR}/onesideConfigVersion.cmake"
         DESTINATION "${CMAKE_INSTALL_LIBDIR}/cmake/oneside")
+
+# oneside-bench (bench/oneside-bench, Python 3, standard library): the command in bin/, its
+# package and the study definitions in share/oneside/bench, where the command looks for them.
+install(PROGRAMS "${PROJECT_SOURCE_DIR}/bench/oneside-bench" DESTINATION "${CMAKE_INSTALL_BINDIR}")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/bench/oneside_bench" "${PROJECT_SOURCE_DIR}/bench/studies"
+        DESTINATION "${CMAKE_INSTALL_DATADIR}/oneside/bench" PATTERN "__pycache__" EXCLUDE)

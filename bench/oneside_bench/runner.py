@@ -322,7 +322,8 @@ def fmt_duration(seconds: float) -> str:
     return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"
 
 
-def print_plan(steps: list[step], file=sys.stdout) -> None:
+def print_plan(steps: list[step], file=None) -> None:
+    file = file or sys.stdout
     total = sum(s.estimate for s in steps)
     for i, s in enumerate(steps, 1):
         print(f"{i:4d}. ~{fmt_duration(s.estimate)}  {s.label}\n        {s.command}", file=file)
@@ -331,9 +332,10 @@ def print_plan(steps: list[step], file=sys.stdout) -> None:
 
 
 def run_steps(steps: list[step], clock: Callable[[], float] = time.monotonic,
-              file=sys.stderr) -> None:
+              file=None) -> None:
     """Runs the steps with one progress line each: elapsed time and what is left, the plan's
     estimate of the rest scaled by how the estimates compared with the time taken so far."""
+    file = file or sys.stderr
     start = clock()
     total = sum(s.estimate for s in steps)
     done_estimate = 0.0

@@ -60,3 +60,17 @@ if(APP_DIR)
   run(${PREFIX}/bin/oneside-run -n 2 --timeout 60 ${PREFIX}/${APP_DIR}/ring 10)
   message(STATUS "the installed apps run from ${PREFIX}/${APP_DIR}")
 endif()
+
+# oneside-bench runs from the install (its package from share/oneside/bench): a report of a
+# stored record, and compare of that record with itself flags nothing.
+if(BENCH_RECORD)
+  run(${PREFIX}/bin/oneside-bench report ${BENCH_RECORD} --out ${PREFIX}/bench-report --no-plots)
+  if(NOT EXISTS ${PREFIX}/bench-report/report.md)
+    message(FATAL_ERROR "the installed oneside-bench wrote no report")
+  endif()
+  run(${PREFIX}/bin/oneside-bench compare ${BENCH_RECORD} ${BENCH_RECORD} --fail-on-change)
+  if(NOT last_output MATCHES " 0 changed beyond")
+    message(FATAL_ERROR "unexpected output of the installed oneside-bench:\n${last_output}")
+  endif()
+  message(STATUS "the installed oneside-bench runs")
+endif()
