@@ -15,6 +15,7 @@ packages=(
   libopenmpi-dev openmpi-bin  # MPI transport and the MPI peer baselines in bench/peers
   clang-format-14       # scripts/check_format.sh
   python3               # bench/run.py, scripts/conformance_table.py (style.conformance_table)
+  python3-matplotlib    # bench/oneside-bench report's plots (/usr/bin/python3)
 )
 
 missing=()
