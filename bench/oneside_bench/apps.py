@@ -79,8 +79,8 @@ class app:
         return start if scaling == "strong" else self.weak(start, ranks)
 
     def seconds(self, size: dict, ranks: int, cores: int) -> float:
-        """A rough duration of one launch (plans and progress estimates)."""
-        return 0.5 + self.work(size) / (self.guess * max(1, min(ranks, cores)))
+        """A rough duration of one launch's work (plans and progress estimates)."""
+        return self.work(size) / (self.guess * max(1, min(ranks, cores)))
 
 
 def log2_ceil(n: int) -> int:

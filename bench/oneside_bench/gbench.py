@@ -141,8 +141,8 @@ def is_open_mpi(launcher: list[str]) -> bool:
 def family_osc(a: argparse.Namespace, group: str) -> str:
     """The Open MPI one-sided component of a family's MPI process ("default": Open MPI's
     own choice); on the network path, every process's (both suites)."""
-    if a.transport == "mpi":
-        return NETWORK_OSC if is_open_mpi(launcher_of(a)) else "default"
+    if a.transport == "mpi":  # a launcher given on the command line brings its own flags
+        return "default" if launcher_of(a) else NETWORK_OSC
     if group == "rma_dynamic":
         return a.mpi_osc_dynamic
     if group == "rma_create":

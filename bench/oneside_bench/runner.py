@@ -61,6 +61,12 @@ class step:
     action: Callable[[], None]
 
 
+def startup_seconds(o: options) -> float:
+    """A launch's start and end, for estimates: oneside-run about a second, mpirun with its
+    TCP wire-up a few."""
+    return 1.0 if o.transport == "shm" else 3.0
+
+
 def _binding(o: options, ranks: int) -> str:
     if o.launcher:
         return "launcher"
@@ -194,7 +200,7 @@ def micro_steps(o: options, ranks: list[int], families: list[str] | None, min_ti
     steps = []
     for s, n, rep, group, f in gbench.interleaved_plan(a, groups, suites, ranks):
         # Google Benchmark runs each benchmark for about min_time, a little more in batches.
-        seconds = 1.0 + _count_benchmarks(s.program, f, counts) * (1.5 * min_time + 0.05)
+        seconds = startup_seconds(o) + _count_benchmarks(s.program, f, counts) * (1.5 * min_time + 0.05)
         cmd = s.command(n, o.cores, [f"--benchmark_filter={f}"] if f else [],
                         gbench.family_osc(a, group) if s.takes_osc else "default")
 
@@ -309,7 +315,7 @@ def app_steps(o: options, a: app, variants: list[str] | None, ranks: list[int],
                     steps.append(step(
                         f"{p.name} np{n}{' ' + scaling if scaling else ''} round "
                         f"{rnd}/{o.repetitions}", shlex.join(cmd),
-                        a.seconds(size, n, o.cores), run))
+                        startup_seconds(o) + a.seconds(size, n, o.cores), run))
     return steps
 
 
