@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent
 sys.path.insert(0, str(BENCH))
 
-from oneside_bench import cli, compare, report, runner, schema, study  # noqa: E402
+from oneside_bench import apps, cli, compare, report, runner, schema, study  # noqa: E402
 from oneside_bench.util import differs, summary  # noqa: E402
 
 FIXTURE = HERE / "data" / "tiny_scale.json"
@@ -407,6 +407,62 @@ class runner_test(unittest.TestCase):
                                "ONESIDE_TRANSPORT=mpi", "-x", "ONESIDE_X=1", "p"])
         cmd, _ = runner.launch_command(o, "mpi", 2, ["q"])
         self.assertEqual(cmd, ["mpirun", "--map-by", "node", "-n", "2", "q"])
+
+
+FAKE_GRAPH500 = r"""#!/usr/bin/env python3
+# A Graph500-style program: reference-format lines and a --json record of its own.
+import json, sys
+if "--help" in sys.argv:
+    print("usage: graph500 [--scale S] [--json PATH]")
+    sys.exit(0)
+scale = int(sys.argv[sys.argv.index("--scale") + 1])
+json.dump({"bfs": {"harmonic_mean_TEPS": 1.5e8 * scale}},
+          open(sys.argv[sys.argv.index("--json") + 1], "w"))
+print(f"bfs  harmonic_mean_TEPS: {1.2e8 * scale:.4e}")
+"""
+
+
+class new_app_test(unittest.TestCase):
+    """An app printing Graph500's reference lines and writing a --json record is one entry of
+    APPS (the graph apps of issue 22 are added so)."""
+
+    def graph500(self, parse=apps.parse_figures) -> apps.app:
+        return apps.app(
+            "graph500", "graph500", (), args=lambda s: ["--scale", str(s["scale"])],
+            base={"scale": 10}, weak=lambda s, r: {**s, "scale": s["scale"] + apps.log2_ceil(r)},
+            figures=(apps.figure("teps", r"bfs\s+harmonic_mean_TEPS:\s+(\S+)", "TEPS",
+                                 "higher"),),
+            work=lambda s: 2 ** s["scale"] / 1e6, guess=10.0, validates=None, parse=parse,
+            json_option="--json")
+
+    def run_with(self, a: apps.app) -> dict:
+        with tempfile.TemporaryDirectory() as tmp:
+            fb = fake_build(Path(tmp))
+            path = fb.bin / "graph500"
+            path.write_text(FAKE_GRAPH500.replace("/usr/bin/env python3", sys.executable, 1))
+            path.chmod(path.stat().st_mode | stat.S_IXUSR)
+            saved = dict(apps.APPS)
+            apps.APPS["graph500"] = a
+            try:
+                fb.main("scale", "--apps", "graph500", "--ranks", "1", "2", "--scaling", "weak",
+                        "--repetitions", "1")
+            finally:
+                apps.APPS.clear()
+                apps.APPS.update(saved)
+            record = json.loads((fb.out / "result.json").read_text())
+        self.assertEqual(schema.validate(record), [])
+        return {(r["name"], r["ranks"], r["size"]["scale"]): r["values"] for r in record["rows"]}
+
+    def test_figures_from_stdout(self) -> None:
+        self.assertEqual(self.run_with(self.graph500()),
+                         {("graph500", 1, 10): [1.2e9], ("graph500", 2, 11): [1.32e9]})
+
+    def test_figures_from_its_own_record(self) -> None:
+        def from_record(a: apps.app, stdout: str, record: Path | None) -> dict[str, float]:
+            del a, stdout
+            return {"teps": json.loads(record.read_text())["bfs"]["harmonic_mean_TEPS"]}
+        self.assertEqual(self.run_with(self.graph500(from_record)),
+                         {("graph500", 1, 10): [1.5e9], ("graph500", 2, 11): [1.65e9]})
 
 
 class study_test(unittest.TestCase):
