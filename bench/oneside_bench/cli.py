@@ -41,9 +41,9 @@ def _common(p: argparse.ArgumentParser, out_default: str) -> None:
     p.add_argument("--no-plots", action="store_true", help="markdown report only")
 
 
-def _micro_args(p: argparse.ArgumentParser) -> None:
+def _micro_args(p: argparse.ArgumentParser, default: str = "all") -> None:
     p.add_argument("--families", nargs="+", choices=list(GROUPS), default=None,
-                   help="micro-benchmark families (default: all)")
+                   help=f"micro-benchmark families (default: {default})")
     p.add_argument("--filter", default=None, help="a --benchmark_filter instead of families")
     p.add_argument("--min-time", type=float, default=0.1,
                    help="--benchmark_min_time of every run, seconds (default 0.1)")
@@ -77,6 +77,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     s = sub.add_parser("scale", help="strong and weak scaling over rank counts (a study file "
                        "or the command line)")
     _common(s, "oneside-bench-results/scale")
+    _micro_args(s, "none without --study; with --families or --filter, at every rank count")
     s.add_argument("--study", type=Path, default=None,
                    help="a study definition (bench/studies/*.toml, or JSON)")
     _app_args(s)
@@ -212,6 +213,9 @@ def cmd_scale(args: argparse.Namespace) -> None:
         ranks = st["ranks"]
     else:
         micro = None
+        if args.families or args.filter:
+            micro = {"ranks": args.ranks, "families": args.families,
+                     "min_time": args.min_time, "filter": args.filter}
         apps = _app_choices(args)
         ranks = args.ranks
     # Rank count by rank count: the micro families, then every app (both interleaved inside).
@@ -225,7 +229,8 @@ def cmd_scale(args: argparse.Namespace) -> None:
                                           spec.get("scaling", args.scaling), spec["size"],
                                           results)
     opts = {"repetitions": o.repetitions, "ranks": ranks, "apps": ", ".join(apps),
-            "micro": ", ".join(micro["families"] or ["all"]) if micro else "none",
+            "micro": (micro["filter"] or ", ".join(micro["families"] or ["all"])) if micro
+            else "none",
             "launcher": shlex.join(o.launcher) or "default"}
 
     def finish() -> list[dict]:

@@ -368,6 +368,20 @@ class runner_test(unittest.TestCase):
         self.assertIn("| barrier | 1 µs | 0% | mpi_barrier | 2 µs | 2.00× |", md)
         self.assertIn("| stencil/fence (oneside) | 1.00× (100%) | 4.00× (100%) |", md)
 
+    def test_scale_from_the_command_line(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            fb = fake_build(Path(tmp))
+            text = fb.main("scale", "--apps", "stencil", "--variants", "stencil:pscw",
+                           "--ranks", "2", "4", "--scaling", "strong", "--families", "barrier",
+                           "--repetitions", "1", "--dry-run")
+        labels = [x.split(None, 2)[2] for x in text.splitlines()
+                  if x[:5].strip().rstrip(".").isdigit()]
+        self.assertEqual(labels, [
+            "micro barrier oneside np2 rep 1/1", "micro barrier mpi np2 rep 1/1",
+            "stencil/pscw np2 strong round 1/1", "stencil/mpi_rma np2 strong round 1/1",
+            "micro barrier oneside np4 rep 1/1", "micro barrier mpi np4 rep 1/1",
+            "stencil/pscw np4 strong round 1/1", "stencil/mpi_rma np4 strong round 1/1"])
+
     def test_a_failed_launch_stops_with_its_log(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             fb = fake_build(Path(tmp))
