@@ -279,8 +279,10 @@ def _launch_app(o: options, p: app_program, ranks: int, size: dict, scaling: str
         out = subprocess.run(cmd, env=env, capture_output=True, text=True,
                              timeout=o.timeout + 60, check=False)
         text, rc = out.stdout + out.stderr, out.returncode
-    except subprocess.TimeoutExpired as e:
-        text, rc = str(e.stdout or "") + str(e.stderr or ""), "timeout"
+    except subprocess.TimeoutExpired as e:  # its output comes as bytes, text=True or not
+        text = "".join(x.decode(errors="replace") if isinstance(x, bytes) else (x or "")
+                       for x in (e.stdout, e.stderr))
+        rc = "timeout"
     log.write_text(f"$ {shlex.join(cmd)}\n{text}")
     figures = a.parse(a, text, record) if rc == 0 else {}
     if rc != 0 or not figures or (a.validates and a.validates not in text):

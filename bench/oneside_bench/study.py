@@ -67,6 +67,9 @@ def load(path: Path) -> dict:
          "oneside_env": data.get("oneside_env", []), "micro": None, "apps": {}}
     if s["transport"] not in ("shm", "mpi"):
         raise study_error(f"{where}: transport {s['transport']!r} is neither shm nor mpi")
+    if not all(isinstance(kv, str) and kv.startswith("ONESIDE_") and "=" in kv
+               for kv in s["oneside_env"]):
+        raise study_error(f"{where}: oneside_env must list ONESIDE_NAME=VALUE strings")
     if not isinstance(s["repetitions"], int) or s["repetitions"] < 1:
         raise study_error(f"{where}: repetitions must be a positive integer")
     if "micro" in data:

@@ -497,7 +497,8 @@ class study_test(unittest.TestCase):
                  ('[micro]\nfamilies = ["nope"]\n', "unknown families nope"),
                  ('transport = "udp"\n[apps.gups]\n', "transport 'udp'"),
                  ('name = "x"\n', "nothing to run"),
-                 ('colour = "red"\n', "unknown keys colour")]
+                 ('colour = "red"\n', "unknown keys colour"),
+                 ('oneside_env = ["X=1"]\n[apps.gups]\n', "ONESIDE_NAME=VALUE")]
         with tempfile.TemporaryDirectory() as tmp:
             for text, expected in cases:
                 path = Path(tmp) / "s.toml"
