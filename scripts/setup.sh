@@ -16,6 +16,7 @@ packages=(
   clang-format-14       # scripts/check_format.sh
   python3               # bench/run.py, scripts/conformance_table.py (style.conformance_table)
   python3-matplotlib    # bench/oneside-bench report's plots (/usr/bin/python3)
+  hwloc                 # lstopo-no-graphics: the topology in oneside-bench's records
 )
 
 missing=()

@@ -51,12 +51,18 @@ def _cpu_model() -> str:
 
 
 def _topology() -> str:
-    """hwloc's summary (`lstopo-no-graphics --of console`, one line per object, the PUs left
-    out), else packages, NUMA nodes and cores from /proc and /sys."""
+    """hwloc's summary (`lstopo-no-graphics --of console`, its lines without the logical and
+    physical indexes, identical lines counted: "2 × L2 (512KB) + … + Core + PU"), else
+    packages, NUMA nodes and CPUs from /proc and /sys."""
     text = _run(["lstopo-no-graphics", "--of", "console", "--no-io"])
     if text:
-        lines = [x.strip() for x in text.splitlines() if x.strip() and " PU " not in x]
-        return "; ".join(lines)
+        counts: dict[str, int] = {}
+        for line in text.splitlines():
+            shape = re.sub(r" ?[LP]#\d+", "", line.strip()).replace("()", "").strip()
+            shape = re.sub(r"\(\s+", "(", shape)
+            if shape:
+                counts[shape] = counts.get(shape, 0) + 1
+        return "; ".join(f"{n} × {s}" if n > 1 else s for s, n in counts.items())
     nodes = len(list(Path("/sys/devices/system/node").glob("node[0-9]*")))
     packages = set()
     try:
