@@ -250,8 +250,8 @@ def cmd_report(args: argparse.Namespace) -> None:
 def cmd_compare(args: argparse.Namespace) -> int:
     old, new = load_record(args.old), load_record(args.new)
     result = compare_mod.compare(old, new, args.threshold)
-    print(compare_mod.markdown(result, str(args.old), str(args.new), args.threshold, args.all),
-          end="")
+    print(compare_mod.markdown(result, str(args.old), str(args.new), args.threshold, args.all,
+                               old, new), end="")
     slower = any(r["verdict"] == "slower" for r in result["rows"])
     return 1 if args.fail_on_change and slower else 0
 

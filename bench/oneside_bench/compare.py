@@ -31,14 +31,25 @@ def _figure(r: dict) -> str:
     return f"{r['median']:.4g} {r['unit']}"
 
 
+def context(record: dict) -> str:
+    """Where and what a record measured, in one line."""
+    m, v = record["machine"], record["versions"]
+    load = record.get("load_average_start")
+    return (f"oneside {v['oneside']} ({v['build_type']}, {v['compiler']}), {m['hostname']} "
+            f"({m['cores']} cores), {record['created']}, load at start "
+            f"{'?' if load is None else f'{load:.2f}'}")
+
+
 def markdown(result: dict, old_name: str, new_name: str, threshold: float,
-             all_rows: bool = False) -> str:
+             all_rows: bool = False, old: dict | None = None, new: dict | None = None) -> str:
     flagged = [r for r in result["rows"] if r["verdict"]]
-    lines = [f"# oneside-bench compare: {old_name} → {new_name}", "",
-             f"{len(result['rows'])} rows in both; {len(flagged)} changed beyond the "
-             f"launch-to-launch spread of both runs (and beyond {threshold:.0%}). Ratio: new / "
-             "old of the medians; spread: (max − min) / median over each run's repetitions.",
-             ""]
+    lines = [f"# oneside-bench compare: {old_name} → {new_name}", ""]
+    if old is not None and new is not None:
+        lines += [f"- old: {context(old)}", f"- new: {context(new)}", ""]
+    lines += [f"{len(result['rows'])} rows in both; {len(flagged)} changed beyond the "
+              f"launch-to-launch spread of both runs (and beyond {threshold:.0%}). Ratio: new / "
+              "old of the medians; spread: (max − min) / median over each run's repetitions.",
+              ""]
     shown = result["rows"] if all_rows else flagged
     if shown:
         lines += ["| row | old | new | new / old | spread old / new | verdict |",

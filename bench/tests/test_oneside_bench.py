@@ -207,6 +207,7 @@ class compare_test(unittest.TestCase):
                 self.assertEqual(cli.main(["compare", str(old), str(slow)]), 0)
             text = out.getvalue()
             self.assertIn("0 changed beyond", text)
+            self.assertIn("- old: oneside 4010f4de067a (Release, GNU 12.2.0", text)
             self.assertIn("| gups/aggregated [oneside] np2 shm strong", text)
             self.assertIn("**slower**", text)
 
