@@ -50,7 +50,7 @@ def _micro_args(p: argparse.ArgumentParser, default: str = "all") -> None:
 
 
 def _app_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--apps", nargs="+", choices=list(APPS), default=list(APPS),
+    p.add_argument("--apps", nargs="+", choices=list(APPS), default=None,
                    help="apps to run (default: all)")
     p.add_argument("--variants", nargs="+", default=None, metavar="APP:VARIANT",
                    help="only these variants (default: every variant each binary offers)")
@@ -81,10 +81,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     s.add_argument("--study", type=Path, default=None,
                    help="a study definition (bench/studies/*.toml, or JSON)")
     _app_args(s)
-    s.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4],
+    s.add_argument("--ranks", type=int, nargs="+", default=None,
                    help="rank counts without --study (default 1 2 4)")
     s.add_argument("--scaling", nargs="+", choices=("strong", "weak"),
-                   default=["strong", "weak"], help="modes without --study (default both)")
+                   default=None, help="modes without --study (default both)")
     r = sub.add_parser("report", help="markdown and plots from result.json file(s)")
     r.add_argument("results", nargs="+", type=Path)
     r.add_argument("--out", type=Path, default=None,
@@ -137,7 +137,8 @@ def _options(args: argparse.Namespace, st: dict | None) -> runner.options:
 
 def _app_choices(args: argparse.Namespace) -> dict:
     """app -> {"variants", "size"} from --apps, --variants and --size."""
-    chosen = {name: {"variants": None, "size": dict(APPS[name].base)} for name in args.apps}
+    chosen = {name: {"variants": None, "size": dict(APPS[name].base)}
+              for name in args.apps or list(APPS)}
     for item in args.variants or []:
         name, _, variant = item.partition(":")
         if name not in chosen or not variant:
@@ -196,6 +197,13 @@ def cmd_apps(args: argparse.Namespace) -> None:
 
 def cmd_scale(args: argparse.Namespace) -> None:
     st = None
+    given = [f"--{k.replace('_', '-')}" for k in ("apps", "variants", "size", "families",
+                                                   "filter", "ranks", "scaling")
+             if getattr(args, k)]
+    if args.study is not None and given:
+        fail(f"{', '.join(given)}: the study says what runs (edit it, or leave --study out)")
+    args.ranks = args.ranks or [1, 2, 4]
+    args.scaling = args.scaling or ["strong", "weak"]
     if args.study is not None:
         try:
             st = study.load(args.study)

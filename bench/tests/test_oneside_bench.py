@@ -383,6 +383,14 @@ class runner_test(unittest.TestCase):
             "micro barrier oneside np4 rep 1/1", "micro barrier mpi np4 rep 1/1",
             "stencil/pscw np4 strong round 1/1", "stencil/mpi_rma np4 strong round 1/1"])
 
+    def test_a_study_is_not_mixed_with_command_line_choices(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            fb = fake_build(Path(tmp))
+            with self.assertRaises(SystemExit):
+                fb.main("scale", "--study", str(BENCH / "studies" / "node.toml"), "--ranks", "2",
+                        "--apps", "gups", "--dry-run")
+            self.assertIn("--apps, --ranks: the study says what runs", fb.stderr)
+
     def test_a_failed_launch_stops_with_its_log(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             fb = fake_build(Path(tmp))
