@@ -196,6 +196,7 @@ class report:
         import matplotlib.pyplot as plt
         out.mkdir(parents=True, exist_ok=True)
         self.size_plots(plt, out)
+        self.ranks_plots(plt, out)
         self.scaling_plots(plt, out)
         self.ratio_plots(plt, out)
 
@@ -238,6 +239,48 @@ class report:
             ax.legend(fontsize=7)
             file = f"size-{family}-np{ranks}-{transport}.png".replace("/", "_")
             self._save(plt, fig, out, file, f"{family} at {ranks} ranks ({transport})")
+
+    def ranks_plots(self, plt, out: Path) -> None:
+        """Time per operation against ranks, a panel per micro-benchmark measured at one size
+        (collectives, 8-byte latencies, synchronization) and two rank counts or more, its
+        peers dashed in the same panel; one figure per transport."""
+        micro = [r for r in self.rows if r["kind"] == "micro" and r["suite"] == "oneside"]
+        for transport in sorted({r["transport"] for r in micro}):
+            rows = [r for r in micro if r["transport"] == transport]
+            sizes = defaultdict(set)
+            for r in rows:
+                sizes[r["family"]].add(r["size"].get("bytes"))
+            names = sorted({r["name"] for r in rows if len(sizes[r["family"]]) == 1})
+            names = [n for n in names if len({r["ranks"] for r in rows if r["name"] == n}) > 1]
+            if not names:
+                continue
+            cols = min(4, len(names))
+            fig, axes = plt.subplots((len(names) + cols - 1) // cols, cols, squeeze=False,
+                                     figsize=(3.2 * cols, 2.6 * ((len(names) + cols - 1) // cols)))
+            for ax, name in zip(axes.flat, names):
+                ours = sorted((r for r in rows if r["name"] == name), key=lambda r: r["ranks"])
+                lines = defaultdict(list)
+                for r in ours:
+                    lines[(r["suite"], r["name"])].append(r)
+                    for q in peers_of(r, self.rows):
+                        lines[(q["suite"], q["name"])].append(q)
+                for (suite, label), pts in sorted(lines.items()):
+                    ax.plot([r["ranks"] for r in pts], [r["median"] / 1e3 for r in pts],
+                            marker="o", ms=3, ls="-" if suite == "oneside" else "--",
+                            label=label)
+                ax.set_xscale("log", base=2)
+                ax.set_yscale("log")
+                ticks = sorted({r["ranks"] for pts in lines.values() for r in pts})
+                ax.set_xticks(ticks, [str(n) for n in ticks])
+                ax.set_title(name, fontsize=8)
+                ax.set_xlabel("ranks", fontsize=7)
+                ax.set_ylabel("µs per operation", fontsize=7)
+                ax.tick_params(labelsize=7)
+                ax.legend(fontsize=6)
+            for ax in list(axes.flat)[len(names):]:
+                ax.set_visible(False)
+            self._save(plt, fig, out, f"ranks-micro-{transport}.png",
+                       f"micro-benchmarks against ranks ({transport})")
 
     def scaling_plots(self, plt, out: Path) -> None:
         groups = defaultdict(list)
