@@ -110,11 +110,13 @@ def launch_command(o: options, suite: str, ranks: int, argv: list[str]
 
 def make_row(*, kind: str, name: str, suite: str, peer_of: str | None, family: str,
              ranks: int, o: options, scaling: str | None, size: dict, metric: str, unit: str,
-             better: str, values: list[float], loads: list[float]) -> dict:
+             better: str, values: list[float], loads: list[float],
+             binding: str | None = None) -> dict:
     launcher = (shlex.join(o.launcher) if o.launcher
                 else "oneside-run" if suite == "oneside" and o.transport == "shm" else o.mpirun)
     return {"kind": kind, "name": name, "suite": suite, "peer_of": peer_of, "family": family,
-            "ranks": ranks, "transport": o.transport, "binding": _binding(o, ranks),
+            "ranks": ranks, "transport": o.transport,
+            "binding": binding or _binding(o, ranks),
             "launcher": launcher, "scaling": scaling, "size": size, "metric": metric,
             "unit": unit, "better": better, "values": values, **summary(values),
             "load_average": [x for x in loads if x == x]}
@@ -131,7 +133,7 @@ def micro_peer_of(suite: str, name: str) -> str | None:
 
 
 def micro_rows(records: list[gbench.run_record], o: options) -> list[dict]:
-    results, _ = gbench.collect(records)
+    results, contexts = gbench.collect(records)
     loads: dict[tuple[str, int, int], float] = {}
     for r in records:
         key = (r.suite, r.ranks, r.repetition)
@@ -144,7 +146,9 @@ def micro_rows(records: list[gbench.run_record], o: options) -> list[dict]:
             family=r.family, ranks=ranks, o=o, scaling=None,
             size={} if r.bytes is None else {"bytes": r.bytes}, metric="time", unit="ns",
             better="lower", values=[r.by_rep[i] for i in reps],
-            loads=[loads.get((suite_name, ranks, i), float("nan")) for i in reps]))
+            loads=[loads.get((suite_name, ranks, i), float("nan")) for i in reps],
+            # as the program saw it (the oneside benches record their binding)
+            binding=contexts.get((suite_name, ranks), {}).get("binding")))
     return rows
 
 
