@@ -43,12 +43,12 @@ struct options {
   int scale = 16;
   int edgefactor = 16;
   std::uint64_t seed = 1;
-  int roots = 64;                 // search keys (Graph500: 64)
-  int pagerank_iterations = 20;   // K
-  int cc_runs = 3;                // connected components: median of this many runs
-  int threads = 0;                // graph_tbb: 0 = every core
-  std::string sssp = "delta";     // delta | dijkstra (graph_serial, graph_tbb)
-  double delta = 0.0;             // delta-stepping's bucket width; 0 = 2 / average degree
+  int roots = 64;                    // search keys (Graph500: 64)
+  int pagerank_iterations = 20;      // K
+  int cc_runs = 3;                   // connected components: median of this many runs
+  int threads = 0;                   // graph_tbb: 0 = every core
+  std::string sssp = "delta";        // delta | dijkstra (graph_serial, graph_tbb)
+  double delta = 0.0;                // delta-stepping's bucket width; 0 = the program's default
   std::vector<std::string> kernels;  // bfs, sssp, pagerank, cc (default: what the program offers)
   bool verify = false;
   std::string json;  // a file for the JSON record, "-" = stdout, empty = none
@@ -62,10 +62,15 @@ struct options {
 // What a baseline is called and offers.
 struct program_info {
   const char* name;
-  const char* flavour;                 // in the report's first line
-  std::vector<std::string> kernels;    // the ones it implements
-  bool threads = false;                // takes --threads
-  bool sssp_choice = false;            // takes --sssp and --delta
+  const char* flavour;               // in the report's first line
+  std::vector<std::string> kernels;  // the ones it implements
+  bool threads = false;              // takes --threads
+  bool sssp_choice = false;          // takes --sssp (dijkstra or delta-stepping)
+  double delta_times_degree = 0.1;   // the default delta times the average degree
+
+  bool offers(std::string_view k) const {
+    return std::find(kernels.begin(), kernels.end(), k) != kernels.end();
+  }
 };
 
 inline options parse_options(int argc, char** argv, const program_info& p, std::string& error) {
@@ -91,7 +96,7 @@ inline options parse_options(int argc, char** argv, const program_info& p, std::
       in.number(o.threads, 0, 1 << 12);
     } else if (in.name() == "--sssp" && p.sssp_choice) {
       in.choice(o.sssp, {"delta", "dijkstra"}, "--sssp algorithm");
-    } else if (in.name() == "--delta" && p.sssp_choice) {
+    } else if (in.name() == "--delta" && p.offers("sssp")) {
       const auto v = in.value();
       if (v && (!apps::parse_number(*v, o.delta) || !(o.delta > 0.0))) {
         in.fail("option --delta: '" + std::string(*v) + "' is not a positive number");
@@ -129,7 +134,7 @@ inline options parse_options(int argc, char** argv, const program_info& p, std::
 inline void print_usage(const program_info& p) {
   std::printf(
       "usage: %s [--scale S] [--edgefactor E] [--seed X] [--roots R] [--kernels K,...]\n"
-      "          [--verify on|off] [--json FILE|-]%s%s\n"
+      "          [--verify on|off] [--json FILE|-] [--delta D]%s%s\n"
       "  %s on the Graph500 Kronecker graph of apps/graph (2^S vertices, E x 2^S edges,\n"
       "  undirected, self-loops dropped); search keys: the apps' first R distinct candidates\n"
       "  of degree >= 1. Prints the Graph500 v3 reference's result lines.\n"
@@ -138,9 +143,8 @@ inline void print_usage(const program_info& p) {
       "  --seed X           the generator's seed (default 1)\n"
       "  --roots R          search keys for BFS and SSSP (default 64)\n"
       "  --kernels K,...    of %s (default: all)\n",
-      p.name, p.threads ? " [--threads T]" : "",
-      p.sssp_choice ? " [--sssp delta|dijkstra] [--delta D]" : "", p.flavour,
-      apps::joined(p.kernels).c_str());
+      p.name, p.threads ? " [--threads T]" : "", p.sssp_choice ? " [--sssp delta|dijkstra]" : "",
+      p.flavour, apps::joined(p.kernels).c_str());
   if (p.kernels.size() > 1) {
     std::printf(
         "  --pagerank-iterations K  pull PageRank iterations, damping 0.85 (default 20)\n"
@@ -149,8 +153,12 @@ inline void print_usage(const program_info& p) {
   if (p.threads) std::printf("  --threads T        TBB threads (default 0: every core)\n");
   if (p.sssp_choice) {
     std::printf(
-        "  --sssp A           delta (delta-stepping, the default) or dijkstra (binary heap)\n"
-        "  --delta D          delta-stepping's bucket width (default 2 / average degree)\n");
+        "  --sssp A           delta (delta-stepping, the default) or dijkstra (binary heap)\n");
+  }
+  if (p.offers("sssp")) {
+    std::printf(
+        "  --delta D          delta-stepping's bucket width (default %g / average degree)\n",
+        p.delta_times_degree);
   }
   std::printf(
       "  --verify on|off    check every result against apps/graph/serial.hpp; use at small\n"
@@ -176,8 +184,7 @@ inline int start(const program_info& p, int argc, char** argv, bool root, option
 }
 
 inline double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // The search keys: the first `count` distinct candidates of degree >= 1 (degree(v) counts no
@@ -197,8 +204,7 @@ std::vector<vid> search_keys(const ag::kronecker& g, int count, Degree degree) {
 // The reference's statistics of a sample (output_results: quartiles as the mean of two order
 // statistics, standard deviation with n - 1).
 struct statistics {
-  double min = 0, first_quartile = 0, median = 0, third_quartile = 0, max = 0, mean = 0,
-         stddev = 0;
+  double min = 0, first_quartile = 0, median = 0, third_quartile = 0, max = 0, mean = 0, stddev = 0;
 };
 inline statistics statistics_of(std::vector<double> x) {
   statistics s;
@@ -350,8 +356,7 @@ inline void write_json(const report& r) {
   search("sssp", r.sssp);
   if (!r.pagerank_iteration_times.empty()) {
     std::fprintf(f, ", \"pagerank\": {\"iterations\": %zu, \"iteration_time\": %g, \"time\": %g}",
-                 r.pagerank_iteration_times.size(), r.pagerank_iteration_time(),
-                 r.pagerank_time());
+                 r.pagerank_iteration_times.size(), r.pagerank_iteration_time(), r.pagerank_time());
   }
   if (!r.cc_times.empty()) {
     std::fprintf(f, ", \"cc\": {\"time\": %g, \"components\": %llu}", r.cc_time(),
@@ -386,7 +391,8 @@ class verifier {
                " from root " + std::to_string(root);
       }
       if (p < 0) continue;
-      if (static_cast<std::size_t>(p) >= level.size() || level[static_cast<std::size_t>(p)] != level[v] - 1) {
+      if (static_cast<std::size_t>(p) >= level.size() ||
+          level[static_cast<std::size_t>(p)] != level[v] - 1) {
         return "vertex " + std::to_string(v) + "'s parent " + std::to_string(p) +
                " is not one level closer to root " + std::to_string(root);
       }
@@ -407,8 +413,8 @@ class verifier {
     for (std::size_t v = 0; v < ref.size(); ++v) {
       if (std::isinf(ref[v]) != std::isinf(dist[v]) ||
           (!std::isinf(ref[v]) && std::fabs(dist[v] - ref[v]) > 1e-5F * std::max(1.0F, ref[v]))) {
-        return "vertex " + std::to_string(v) + "'s distance from " + std::to_string(root) +
-               " is " + std::to_string(dist[v]) + ", Dijkstra's " + std::to_string(ref[v]);
+        return "vertex " + std::to_string(v) + "'s distance from " + std::to_string(root) + " is " +
+               std::to_string(dist[v]) + ", Dijkstra's " + std::to_string(ref[v]);
       }
       if (v == root || std::isinf(ref[v])) continue;
       const std::int32_t p = parent[v];

@@ -102,7 +102,8 @@ class bfs_search {
         queue_.clear();
         for (std::size_t w = 0; w < words_; ++w) {
           for (std::uint64_t bits = front_[w]; bits != 0; bits &= bits - 1) {
-            queue_.push_back(static_cast<vid>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+            queue_.push_back(
+                static_cast<vid>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
           }
         }
         scout = 1;
@@ -351,8 +352,11 @@ class afforest {
 };
 
 int run(int argc, char** argv) {
-  const gp::program_info info{"graph_serial", "single-thread COST baseline",
-                              {"bfs", "sssp", "pagerank", "cc"}, false, true};
+  const gp::program_info info{"graph_serial",
+                              "single-thread COST baseline",
+                              {"bfs", "sssp", "pagerank", "cc"},
+                              false,
+                              true};
   gp::options o;
   if (const int rc = gp::start(info, argc, argv, true, o); rc >= 0) return rc;
   std::printf("Graph500-style kernels, %s, scale %d, edgefactor %d, seed %llu\n", info.flavour,
@@ -377,9 +381,8 @@ int run(int argc, char** argv) {
   r.construction_time = gp::now() - t0;
   std::vector<gp::weighted_edge>().swap(edges);
 
-  const std::vector<vid> keys = gp::search_keys(g, o.roots, [&](ag::vertex_t v) {
-    return c.degree(static_cast<vid>(v));
-  });
+  const std::vector<vid> keys =
+      gp::search_keys(g, o.roots, [&](ag::vertex_t v) { return c.degree(static_cast<vid>(v)); });
   std::optional<gp::verifier> check;
   if (o.verify) check.emplace(g);
   bool ok = true;
@@ -397,7 +400,8 @@ int run(int argc, char** argv) {
   }
   if (o.runs("sssp")) {
     const double avg = static_cast<double>(c.arc_count()) / n;
-    const auto delta = static_cast<float>(o.delta > 0 ? o.delta : 2.0 / std::max(1.0, avg));
+    const auto delta =
+        static_cast<float>(o.delta > 0 ? o.delta : info.delta_times_degree / std::max(1.0, avg));
     sssp_search s(c, delta);
     const auto search = [&](vid root) {
       if (o.sssp == "dijkstra") {
@@ -412,13 +416,15 @@ int run(int argc, char** argv) {
       search(keys[k]);
       r.sssp.times.push_back(gp::now() - t0);
       r.sssp.edges.push_back(gp::traversed_edges(c, [&](vid v) { return s.parent()[v] >= 0; }));
-      if (check) ok = gp::check(info.name, "sssp", check->sssp(keys[k], s.dist(), s.parent())) && ok;
+      if (check)
+        ok = gp::check(info.name, "sssp", check->sssp(keys[k], s.dist(), s.parent())) && ok;
     }
   }
   if (o.runs("pagerank")) {
     std::vector<double> rank;
     r.pagerank_iteration_times = pagerank(c, o.pagerank_iterations, rank);
-    if (check) ok = gp::check(info.name, "pagerank", check->pagerank(rank, o.pagerank_iterations)) && ok;
+    if (check)
+      ok = gp::check(info.name, "pagerank", check->pagerank(rank, o.pagerank_iterations)) && ok;
   }
   if (o.runs("cc")) {
     afforest a(c);
@@ -442,4 +448,6 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return run(argc, argv); }
+int main(int argc, char** argv) {
+  return run(argc, argv);
+}
