@@ -51,6 +51,9 @@ struct options {
   double delta = 0.0;                // delta-stepping's bucket width; 0 = the program's default
   std::vector<std::string> kernels;  // bfs, sssp, pagerank, cc (default: what the program offers)
   bool verify = false;
+  // Testing only (not in the usage text): --verify checks a damaged copy of each result, so it
+  // must print "Solution fails validation" (proves the checks can fail).
+  bool corrupt = false;
   std::string json;  // a file for the JSON record, "-" = stdout, empty = none
   bool help = false;
 
@@ -120,6 +123,8 @@ inline options parse_options(int argc, char** argv, const program_info& p, std::
       std::string v;
       in.choice(v, {"on", "off"}, "--verify value");
       o.verify = v == "on";
+    } else if (in.name() == "--corrupt-results") {
+      o.corrupt = true;
     } else if (in.name() == "--json") {
       if (const auto v = in.value()) o.json = std::string(*v);
     } else {
@@ -370,14 +375,19 @@ inline void write_json(const report& r) {
 // that header's own (independent of the baseline's). Each returns "" or what is wrong.
 class verifier {
  public:
-  explicit verifier(const ag::kronecker& g) : c_(ag::serial::build_csr(g)) {}
+  // corrupt: check a damaged copy of each result instead (options::corrupt).
+  explicit verifier(const ag::kronecker& g, bool corrupt = false)
+      : c_(ag::serial::build_csr(g)), corrupt_(corrupt) {}
 
   const ag::serial::csr& csr() const noexcept { return c_; }
 
   // A BFS tree by the spec's rules: the root is its own parent; every other reached vertex's
   // parent is a neighbour one level closer (levels from serial::bfs_levels), so the tree's
   // edges exist and join levels differing by one; exactly the root's component is reached.
-  std::string bfs_tree(vid root, const std::vector<std::int32_t>& parent) const {
+  std::string bfs_tree(vid root, const std::vector<std::int32_t>& result) const {
+    std::vector<std::int32_t> damaged;
+    if (corrupt_) damaged = damage(result, root);
+    const std::vector<std::int32_t>& parent = corrupt_ ? damaged : result;
     const std::vector<std::int64_t> level = ag::serial::bfs_levels(c_, root);
     if (parent.size() != level.size()) return "the parent array has the wrong size";
     if (parent[root] != static_cast<std::int32_t>(root)) {
@@ -406,8 +416,19 @@ class verifier {
 
   // SSSP distances within a relative 1e-5 of Dijkstra's; each reached vertex's parent is a
   // neighbour whose distance plus the arc's weight gives the vertex's.
-  std::string sssp(vid root, const std::vector<float>& dist,
+  std::string sssp(vid root, const std::vector<float>& result,
                    const std::vector<std::int32_t>& parent) const {
+    std::vector<float> damaged;
+    if (corrupt_) {
+      damaged = result;
+      for (std::size_t v = 0; v < damaged.size(); ++v) {
+        if (v != root && parent[v] >= 0) {
+          damaged[v] += 0.25F;
+          break;
+        }
+      }
+    }
+    const std::vector<float>& dist = corrupt_ ? damaged : result;
     const std::vector<float> ref = ag::serial::sssp_distances(c_, root);
     if (dist.size() != ref.size() || parent.size() != ref.size()) return "wrong sizes";
     for (std::size_t v = 0; v < ref.size(); ++v) {
@@ -433,19 +454,36 @@ class verifier {
     return {};
   }
 
-  std::string pagerank(const std::vector<double>& rank, int iterations) const {
+  std::string pagerank(const std::vector<double>& result, int iterations) const {
+    std::vector<double> damaged;
+    if (corrupt_) {
+      damaged = result;
+      damaged.front() *= 1.001;
+    }
+    const std::vector<double>& rank = corrupt_ ? damaged : result;
     const std::vector<double> ref = ag::serial::pagerank(c_, 0.85, iterations);
     if (rank.size() != ref.size()) return "wrong size";
     for (std::size_t v = 0; v < ref.size(); ++v) {
       if (std::fabs(rank[v] - ref[v]) > 1e-9 * ref[v]) {
-        return "vertex " + std::to_string(v) + "'s rank is " + std::to_string(rank[v]) +
-               ", the serial reference's " + std::to_string(ref[v]);
+        return "vertex " + std::to_string(v) + "'s rank is " + precise(rank[v]) +
+               ", the serial reference's " + precise(ref[v]);
       }
     }
     return {};
   }
 
-  std::string components(const std::vector<vid>& label) const {
+  std::string components(const std::vector<vid>& result) const {
+    std::vector<vid> damaged;
+    if (corrupt_) {
+      damaged = result;
+      for (std::size_t v = 0; v < damaged.size(); ++v) {
+        if (damaged[v] != v) {
+          damaged[v] = static_cast<vid>(v);
+          break;
+        }
+      }
+    }
+    const std::vector<vid>& label = corrupt_ ? damaged : result;
     const std::vector<vertex_t> ref = ag::serial::components(c_);
     if (label.size() != ref.size()) return "wrong size";
     for (std::size_t v = 0; v < ref.size(); ++v) {
@@ -458,6 +496,23 @@ class verifier {
   }
 
  private:
+  static std::string precise(double x) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.12g", x);
+    return text;
+  }
+
+  // The first reached vertex other than the root becomes its own parent.
+  static std::vector<std::int32_t> damage(std::vector<std::int32_t> parent, vid root) {
+    for (std::size_t v = 0; v < parent.size(); ++v) {
+      if (v != root && parent[v] >= 0) {
+        parent[v] = static_cast<std::int32_t>(v);
+        break;
+      }
+    }
+    return parent;
+  }
+
   bool has_arc(vertex_t u, vertex_t v) const {
     for (std::uint64_t i = c_.offsets[static_cast<std::size_t>(u)];
          i < c_.offsets[static_cast<std::size_t>(u) + 1]; ++i) {
@@ -467,6 +522,7 @@ class verifier {
   }
 
   ag::serial::csr c_;
+  bool corrupt_;
 };
 
 // Prints a failed check (and returns false) or nothing.

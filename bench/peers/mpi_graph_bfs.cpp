@@ -226,7 +226,7 @@ int run(int argc, char** argv, int me, int ranks) {
   });
 
   std::optional<gp::verifier> check;
-  if (o.verify && me == 0) check.emplace(g);
+  if (o.verify && me == 0) check.emplace(g, o.corrupt);
   bool ok = true;
   std::vector<int> sizes(static_cast<std::size_t>(ranks));
   std::vector<int> displs(static_cast<std::size_t>(ranks));
