@@ -139,17 +139,18 @@ inline options parse_options(int argc, char** argv, const program_info& p, std::
 inline void print_usage(const program_info& p) {
   std::printf(
       "usage: %s [--scale S] [--edgefactor E] [--seed X] [--roots R] [--kernels K,...]\n"
-      "          [--verify on|off] [--json FILE|-] [--delta D]%s%s\n"
-      "  %s on the Graph500 Kronecker graph of apps/graph (2^S vertices, E x 2^S edges,\n"
-      "  undirected, self-loops dropped); search keys: the apps' first R distinct candidates\n"
-      "  of degree >= 1. Prints the Graph500 v3 reference's result lines.\n"
+      "          [--verify on|off] [--json FILE|-]%s%s%s\n"
+      "  %s, on the Graph500 Kronecker graph of apps/graph\n"
+      "  (2^S vertices, E x 2^S edges, undirected, self-loops dropped); search keys: the apps'\n"
+      "  first R distinct candidates of degree >= 1. Prints the Graph500 v3 reference's result\n"
+      "  lines.\n"
       "  --scale S          2^S vertices, S <= 30 (default 16)\n"
       "  --edgefactor E     edges per vertex (default 16)\n"
       "  --seed X           the generator's seed (default 1)\n"
       "  --roots R          search keys for BFS and SSSP (default 64)\n"
       "  --kernels K,...    of %s (default: all)\n",
-      p.name, p.threads ? " [--threads T]" : "", p.sssp_choice ? " [--sssp delta|dijkstra]" : "",
-      p.flavour, apps::joined(p.kernels).c_str());
+      p.name, p.offers("sssp") ? " [--delta D]" : "", p.threads ? " [--threads T]" : "",
+      p.sssp_choice ? " [--sssp delta|dijkstra]" : "", p.flavour, apps::joined(p.kernels).c_str());
   if (p.kernels.size() > 1) {
     std::printf(
         "  --pagerank-iterations K  pull PageRank iterations, damping 0.85 (default 20)\n"
@@ -204,6 +205,14 @@ std::vector<vid> search_keys(const ag::kronecker& g, int count, Degree degree) {
     if (degree(v) > 0 && seen.insert(v).second) keys.push_back(static_cast<vid>(v));
   }
   return keys;
+}
+
+// The search keys, or an error naming the graph when it has no vertex of degree >= 1.
+inline bool has_keys(const char* program, const std::vector<vid>& keys, const options& o) {
+  if (!keys.empty()) return true;
+  std::fprintf(stderr, "%s: error: the graph of scale %d, edgefactor %d has no search key\n",
+               program, o.scale, o.edgefactor);
+  return false;
 }
 
 // The reference's statistics of a sample (output_results: quartiles as the mean of two order

@@ -383,6 +383,7 @@ int run(int argc, char** argv) {
 
   const std::vector<vid> keys =
       gp::search_keys(g, o.roots, [&](ag::vertex_t v) { return c.degree(static_cast<vid>(v)); });
+  if (!gp::has_keys(info.name, keys, o)) return 1;
   std::optional<gp::verifier> check;
   if (o.verify) check.emplace(g, o.corrupt);
   bool ok = true;
