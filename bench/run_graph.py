@@ -26,7 +26,8 @@ An arm whose binary is missing is skipped with a message (the oneside graph500 b
 built, the reference without --reference). Standard library only; builds nothing:
 
     bench/run_graph.py --build-dir build/release [--runs 5] [--ranks 1 2] [--scale 18] \
-        [--reference /tmp/g500/src/graph500_reference_bfs_sssp] [--oneside-args "..."]
+        [--reference /tmp/g500/src/graph500_reference_bfs_sssp] [--transport shm|mpi] \
+        [--oneside-args "--scale {scale} --edgefactor {edgefactor} --seed {seed} ..."]
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ METRICS = {
 KERNEL = {"bfs_teps": "BFS", "sssp_teps": "SSSP", "pagerank_iteration_time": "PageRank iteration",
           "cc_time": "CC"}
 ONESIDE_PROGRAMS = ("graph500", "pagerank", "cc")
+ARMS = ("oneside", "reference", "mpi-peer", "serial", "tbb")
 SHM_MPIRUN = ["--bind-to", "core", "--mca", "pml", "ob1", "--mca", "btl", "self,vader"]
 # --transport mpi: every rank its own node as far as MPI knows (TCP btl, osc/ucx over UCX's
 # TCP, ranks unbound), as bench/run_gups.py's MPI setting.
@@ -88,11 +90,12 @@ def parse_args() -> argparse.Namespace:
                    help="a Graph500 v3 reference binary (graph500_reference_bfs[_sssp])")
     p.add_argument("--reference-validation", choices=("on", "off"), default="off",
                    help="let the reference validate its trees (slow; off sets SKIP_VALIDATION)")
-    p.add_argument("--oneside-args", default="",
-                   help="extra arguments of the oneside programs (after --scale/--edgefactor/"
-                   "--seed)")
-    p.add_argument("--arms", nargs="+", default=["oneside", "reference", "mpi-peer", "serial",
-                                                 "tbb"])
+    p.add_argument("--oneside-args", default="--scale {scale} --edgefactor {edgefactor} "
+                   "--seed {seed}",
+                   help="the oneside programs' arguments, {scale} {edgefactor} {seed} "
+                   "substituted (default: %(default)s)")
+    p.add_argument("--arms", nargs="+", choices=ARMS, default=list(ARMS),
+                   help="the programs to run (default: all)")
     p.add_argument("--transport", choices=("shm", "mpi"), default="shm",
                    help="shm: oneside under oneside-run, the MPI programs on the vader BTL; mpi: "
                    "everything under mpirun over TCP, oneside with ONESIDE_TRANSPORT=mpi")
@@ -168,8 +171,9 @@ def arms(a: argparse.Namespace) -> list[arm]:
                     launcher = [str(bindir / "oneside-run"), "-n", str(n), "--bind-to", "core"]
                 else:
                     launcher = [a.mpirun, "-n", str(n), *NETWORK_MPIRUN]
-                cmds = [[*launcher, str(bindir / p), *graph, *shlex.split(a.oneside_args)]
-                        for p in progs]
+                args = shlex.split(a.oneside_args.format(scale=a.scale, edgefactor=a.edgefactor,
+                                                         seed=a.seed))
+                cmds = [[*launcher, str(bindir / p), *args] for p in progs]
                 out.append(arm("oneside", n, cmds, dict(base, ONESIDE_TRANSPORT=a.transport),
                                False))
         if "reference" in a.arms and have(a.reference, "the Graph500 reference"):
