@@ -50,9 +50,11 @@ METRICS = {
                  "TEPS"),
     "sssp_teps": (re.compile(r"^sssp\s+harmonic_mean_TEPS:\s*!?\s*([0-9.eE+-]+)", re.M), True,
                   "TEPS"),
-    "pagerank_iteration_time": (re.compile(r"^pagerank_iteration_time:\s*([0-9.eE+-]+)", re.M),
-                                False, "s"),
-    "cc_time": (re.compile(r"^cc_time:\s*([0-9.eE+-]+)", re.M), False, "s"),
+    # The peers' lines, or apps/graph's pagerank ("time per iteration: X s", the mean of the
+    # iterations, as the peers') and cc ("cc time: X s (fastest of N...", as the peers').
+    "pagerank_iteration_time": (re.compile(
+        r"^(?:pagerank_iteration_time:|time per iteration:)\s*([0-9.eE+-]+)", re.M), False, "s"),
+    "cc_time": (re.compile(r"^(?:cc_time:|cc time:)\s*([0-9.eE+-]+)", re.M), False, "s"),
 }
 KERNEL = {"bfs_teps": "BFS", "sssp_teps": "SSSP", "pagerank_iteration_time": "PageRank iteration",
           "cc_time": "CC"}

@@ -13,7 +13,7 @@
 //   On this machine (scale 18) delta-stepping is the faster (bench/RESULTS.md), so it is the
 //   default.
 // - PageRank: pull, damping 0.85, dangling mass spread uniformly (serial.hpp's formula), each
-//   vertex sums its neighbours' rank/degree; the report gives the median iteration and all K.
+//   vertex sums its neighbours' rank/degree; the report gives the mean iteration and all K.
 // - CC: Afforest (Sutton, Ben-Nun, Barak, IPDPS'18): link each vertex to its first two
 //   neighbours, compress, find the largest component by sampling, then link the remaining arcs
 //   of the vertices outside it only; union by smaller label, so each label is the smallest
