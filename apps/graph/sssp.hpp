@@ -1,0 +1,261 @@
+// Graph500 kernel 3: single-source shortest paths by delta-stepping (Meyer & Sanders), on the
+// distributed CSR of dist_graph.hpp, with the spec's edge weights (uniform in [0, 1)).
+//
+//   const dist_csr c = build_dist_csr(kronecker(18, 16, seed), world());
+//   delta_stepping solver(c, world());           // allocates its state once (collective)
+//   const sssp_result r = solver.run(root, 0.1F);  // collective; or sssp(c, root, 0.1F)
+//   const sssp_verdict v = validate_sssp(c, root, r);  // sssp_validate.hpp
+//
+// The result is this rank's part, aligned with its rows: distance[l] and parent[l] are those of
+// vertex c.first + l (+infinity and -1 for vertices the root does not reach; the root's parent
+// is itself).
+//
+// The state of each vertex is one 64-bit word of a dist_array<std::uint64_t, 1> (dist::block,
+// so beside the rows): its tentative distance's float bits above its parent's number (below
+// 2^32). Non-negative floats order as their bits do, so the smaller word is the shorter
+// distance (ties to the smaller parent), and a relaxation is an atomic min on the word: a CPU
+// atomic for this rank's vertices, an aggregator atomic_min (oneside/pgas/aggregator.hpp) for
+// the others', which travel batched and are applied at the owner (or, on shared memory with
+// apply_at_origin, by the sender through the mapped heap).
+//
+// Buckets of width delta: bucket b holds the vertices whose distance is in [b·delta,
+// (b+1)·delta). A vertex is active while its word is below the word its light edges were last
+// relaxed with. Each phase: every rank relaxes the light edges (w < delta) of its active
+// vertices of the current bucket, flushes its aggregator, and after a barrier scans its words
+// (the owner learns of remote improvements by looking, as the Graph500 reference scans its
+// distances per bucket) for the smallest bucket holding an active vertex; an allreduce min of
+// it says whether bucket b needs another light phase, or else, after b's heavy edges (w ≥ delta,
+// once per vertex settled in b), which bucket comes next, or that none does (the end). A
+// vertex improved again after its edges were relaxed becomes active again, so the result is
+// the fixpoint whatever the rounding of bucket numbers: for every arc u → v, dist[v] ≤
+// dist[u] + w in float arithmetic, the distances Dijkstra computes.
+//
+// Errors (oneside::error, arg, on every rank): a root outside [0, N), a delta that is not a
+// positive finite number, a graph of more than 2^32 vertices.
+#pragma once
+
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <oneside/oneside.hpp>
+
+#include "dist_graph.hpp"
+
+namespace oneside::apps::graph {
+
+struct sssp_result {
+  std::vector<float> distance;   // per local row; +infinity: unreached
+  std::vector<vertex_t> parent;  // per local row; -1: unreached; the root's is the root
+};
+
+// Counters of one run (this rank's share, and the run's phase counts).
+struct sssp_stats {
+  std::uint64_t buckets = 0;         // buckets processed (a bucket revisited counts again)
+  std::uint64_t phases = 0;          // light and heavy phases (each one flush + 2 collectives)
+  std::uint64_t relaxations = 0;     // arcs relaxed by this rank
+  std::uint64_t remote_updates = 0;  // of them, sent to another rank through the aggregator
+};
+
+namespace detail {
+
+inline std::uint64_t sssp_word(float distance, vertex_t parent) noexcept {
+  return (std::uint64_t{std::bit_cast<std::uint32_t>(distance)} << 32) |
+         static_cast<std::uint32_t>(parent);
+}
+inline float sssp_distance(std::uint64_t word) noexcept {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(word >> 32));
+}
+inline constexpr std::uint64_t sssp_unreached = ~std::uint64_t{0};
+
+}  // namespace detail
+
+class delta_stepping {
+ public:
+  // Collective over `t` (the team `c` was built over). aggregator_options: the remote
+  // relaxations' aggregator (default: apply_at_origin, measured fastest on shm).
+  delta_stepping(const dist_csr& c, const team& t, aggregator_options options = default_options())
+      : c_(c),
+        t_(t),
+        options_(options),
+        words_(t, {static_cast<std::size_t>(check_size(c))}, {dist::block}, "sssp.words"),
+        bases_(allgather(t, base_of(words_, c))),
+        expanded_(static_cast<std::size_t>(c.local_rows())),
+        listed_(static_cast<std::size_t>(c.local_rows())) {}
+
+  // Collective: shortest paths from `root` with buckets of width `delta`.
+  sssp_result run(vertex_t root, float delta) {
+    const vertex_t n = c_.partition.vertex_count();
+    if (root < 0 || root >= n) {
+      throw error(error_class::arg, "sssp: root " + std::to_string(root) + " is outside [0, " +
+                                        std::to_string(n) + ")");
+    }
+    if (!(delta > 0.0F) || !std::isfinite(delta)) {
+      throw error(error_class::arg,
+                  "sssp: delta " + std::to_string(delta) + " is not a positive finite number");
+    }
+    stats_ = {};
+    const auto rows = static_cast<std::size_t>(c_.local_rows());
+    std::uint64_t* const words = words_.local().data();
+    for (std::size_t l = 0; l < rows; ++l) words[l] = detail::sssp_unreached;
+    std::fill(expanded_.begin(), expanded_.end(), detail::sssp_unreached);
+    std::fill(listed_.begin(), listed_.end(), std::uint8_t{0});
+    if (c_.partition.owner(root) == c_.rank) {
+      words[static_cast<std::size_t>(root - c_.first)] = detail::sssp_word(0.0F, root);
+    }
+    barrier(t_);  // every rank's words are reset before anyone relaxes
+
+    aggregator agg(options_);
+    std::vector<std::uint32_t> frontier;
+    std::vector<std::uint32_t> settled;
+    std::uint64_t frontier_bucket = 0;  // the bucket of `frontier`'s vertices at the scan
+    const double inv_delta = 1.0 / static_cast<double>(delta);
+    auto bucket_of = [inv_delta](std::uint64_t word) {
+      return static_cast<std::uint64_t>(static_cast<double>(detail::sssp_distance(word)) *
+                                        inv_delta);
+    };
+    // The smallest bucket of an active local vertex (none: max) and its active vertices.
+    auto scan = [&] {
+      std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
+      frontier.clear();
+      for (std::size_t l = 0; l < rows; ++l) {
+        const std::uint64_t w =
+            std::atomic_ref<std::uint64_t>(words[l]).load(std::memory_order_relaxed);
+        if (w >= expanded_[l]) continue;
+        const std::uint64_t b = bucket_of(w);
+        if (b < best) {
+          best = b;
+          frontier.clear();
+        }
+        if (b == best) frontier.push_back(static_cast<std::uint32_t>(l));
+      }
+      frontier_bucket = best;
+      return best;
+    };
+    auto end_phase = [&] {
+      agg.flush();
+      barrier(t_);
+      ++stats_.phases;
+      const std::uint64_t mine = scan();
+      return allreduce(t_, mine, op::min);
+    };
+    // Relaxes the arcs of local row l (light ones or heavy ones) from its word `w`.
+    auto relax = [&](std::size_t l, std::uint64_t w, bool light) {
+      const float d = detail::sssp_distance(w);
+      const vertex_t u = c_.first + static_cast<vertex_t>(l);
+      const std::uint64_t begin = c_.offsets[l];
+      const std::uint64_t end = c_.offsets[l + 1];
+      for (std::uint64_t i = begin; i < end; ++i) {
+        const float weight = c_.weights[i];
+        if ((weight < delta) != light) continue;
+        ++stats_.relaxations;
+        const vertex_t v = c_.targets[i];
+        const std::uint64_t nw = detail::sssp_word(d + weight, u);
+        const rank_t o = c_.partition.owner(v);
+        if (o == c_.rank) {
+          std::atomic_ref<std::uint64_t> target(words[static_cast<std::size_t>(v - c_.first)]);
+          std::uint64_t old = target.load(std::memory_order_relaxed);
+          while (nw < old && !target.compare_exchange_weak(old, nw, std::memory_order_relaxed)) {
+          }
+        } else {
+          ++stats_.remote_updates;
+          agg.atomic_min(global_ptr<std::uint64_t>(
+                             o, static_cast<std::uintptr_t>(
+                                    bases_[static_cast<std::size_t>(o)] +
+                                    static_cast<std::uint64_t>(c_.partition.local(v)) * 8)),
+                         nw);
+        }
+      }
+    };
+
+    std::uint64_t b = allreduce(t_, scan(), op::min);
+    constexpr std::uint64_t none = std::numeric_limits<std::uint64_t>::max();
+    while (b != none) {
+      ++stats_.buckets;
+      // Light phases until bucket b has no active vertex anywhere.
+      std::uint64_t next = b;
+      while (next == b) {
+        if (frontier_bucket == b) {
+          for (const std::uint32_t l : frontier) {
+            const std::uint64_t w =
+                std::atomic_ref<std::uint64_t>(words[l]).load(std::memory_order_relaxed);
+            expanded_[l] = w;
+            if (listed_[l] == 0) {
+              listed_[l] = 1;
+              settled.push_back(l);
+            }
+            relax(l, w, true);
+          }
+        }
+        next = end_phase();
+      }
+      // Heavy phase: the edges of w ≥ delta of every vertex settled in b, once.
+      for (const std::uint32_t l : settled) {
+        listed_[l] = 0;
+        relax(l, std::atomic_ref<std::uint64_t>(words[l]).load(std::memory_order_relaxed), false);
+      }
+      settled.clear();
+      b = end_phase();
+    }
+
+    sssp_result r;
+    r.distance.resize(rows);
+    r.parent.resize(rows);
+    for (std::size_t l = 0; l < rows; ++l) {
+      const std::uint64_t w = words[l];
+      if (w == detail::sssp_unreached) {
+        r.distance[l] = std::numeric_limits<float>::infinity();
+        r.parent[l] = -1;
+      } else {
+        r.distance[l] = detail::sssp_distance(w);
+        r.parent[l] = static_cast<vertex_t>(w & 0xffffffffU);
+      }
+    }
+    return r;
+  }
+
+  // Counters of the last run.
+  const sssp_stats& stats() const noexcept { return stats_; }
+
+  static aggregator_options default_options() {
+    aggregator_options o;
+    o.apply_at_origin = true;
+    return o;
+  }
+
+ private:
+  static vertex_t check_size(const dist_csr& c) {
+    if (c.partition.vertex_count() > (vertex_t{1} << 32)) {
+      throw error(error_class::arg, "sssp: " + std::to_string(c.partition.vertex_count()) +
+                                        " vertices are more than the 2^32 a word's parent holds");
+    }
+    return c.partition.vertex_count();
+  }
+  // The global address of this rank's block (0 when it owns no vertex).
+  static std::uint64_t base_of(dist_array<std::uint64_t, 1>& a, const dist_csr& c) {
+    if (c.local_rows() == 0) return 0;
+    return a.ptr({static_cast<std::size_t>(c.first)}).address();
+  }
+
+  const dist_csr& c_;
+  const team& t_;
+  aggregator_options options_;
+  dist_array<std::uint64_t, 1> words_;
+  std::vector<std::uint64_t> bases_;
+  std::vector<std::uint64_t> expanded_;  // the word each row's light edges were relaxed with
+  std::vector<std::uint8_t> listed_;     // in `settled` (the current bucket's heavy list)
+  sssp_stats stats_;
+};
+
+// Collective over `t`: shortest paths from `root` (see delta_stepping).
+inline sssp_result sssp(const dist_csr& c, vertex_t root, float delta, const team& t = world()) {
+  delta_stepping solver(c, t);
+  return solver.run(root, delta);
+}
+
+}  // namespace oneside::apps::graph
