@@ -31,21 +31,25 @@
 // dist[u] + w in float arithmetic, the distances Dijkstra computes.
 //
 // Errors (oneside::error, arg, on every rank): a root outside [0, N), a delta that is not a
-// positive finite number, a graph of more than 2^32 vertices.
+// positive finite number, a graph of 2^32 vertices or more.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include <oneside/oneside.hpp>
 
 #include "dist_graph.hpp"
+#include "ghosts.hpp"
 
 namespace oneside::apps::graph {
 
@@ -60,6 +64,9 @@ struct sssp_stats {
   std::uint64_t phases = 0;          // light and heavy phases (each one flush + 2 collectives)
   std::uint64_t relaxations = 0;     // arcs relaxed by this rank
   std::uint64_t remote_updates = 0;  // of them, sent to another rank through the aggregator
+  double flush_seconds = 0;          // in the aggregator's flush
+  double sync_seconds = 0;           // in the phases' barrier and allreduce
+  double scan_seconds = 0;           // scanning the words for active vertices
 };
 
 namespace detail {
@@ -86,7 +93,9 @@ class delta_stepping {
         words_(t, {static_cast<std::size_t>(check_size(c))}, {dist::block}, "sssp.words"),
         bases_(allgather(t, base_of(words_, c))),
         expanded_(static_cast<std::size_t>(c.local_rows())),
-        listed_(static_cast<std::size_t>(c.local_rows())) {}
+        listed_(static_cast<std::size_t>(c.local_rows())) {
+    arcs_of(c);
+  }
 
   // Collective: shortest paths from `root` with buckets of width `delta`.
   sssp_result run(vertex_t root, float delta) {
@@ -105,12 +114,15 @@ class delta_stepping {
     for (std::size_t l = 0; l < rows; ++l) words[l] = detail::sssp_unreached;
     std::fill(expanded_.begin(), expanded_.end(), detail::sssp_unreached);
     std::fill(listed_.begin(), listed_.end(), std::uint8_t{0});
+    std::fill(sent_.begin(), sent_.end(), detail::sssp_unreached);
     if (c_.partition.owner(root) == c_.rank) {
       words[static_cast<std::size_t>(root - c_.first)] = detail::sssp_word(0.0F, root);
     }
     barrier(t_);  // every rank's words are reset before anyone relaxes
 
     aggregator agg(options_);
+    // dests_ below this: a local row; from it on: a ghost.
+    const auto local_limit = static_cast<std::uint64_t>(rows);
     std::vector<std::uint32_t> frontier;
     std::vector<std::uint32_t> settled;
     std::uint64_t frontier_bucket = 0;  // the bucket of `frontier`'s vertices at the scan
@@ -137,38 +149,60 @@ class delta_stepping {
       frontier_bucket = best;
       return best;
     };
+    using clock = std::chrono::steady_clock;
+    auto seconds = [](clock::time_point a, clock::time_point b) {
+      return std::chrono::duration<double>(b - a).count();
+    };
     auto end_phase = [&] {
+      const auto t0 = clock::now();
       agg.flush();
+      const auto t1 = clock::now();
       barrier(t_);
+      const auto t2 = clock::now();
       ++stats_.phases;
       const std::uint64_t mine = scan();
-      return allreduce(t_, mine, op::min);
+      const auto t3 = clock::now();
+      const std::uint64_t next = allreduce(t_, mine, op::min);
+      const auto t4 = clock::now();
+      stats_.flush_seconds += seconds(t0, t1);
+      stats_.sync_seconds += seconds(t1, t2) + seconds(t3, t4);
+      stats_.scan_seconds += seconds(t2, t3);
+      return next;
     };
-    // Relaxes the arcs of local row l (light ones or heavy ones) from its word `w`.
+    // Relaxes the light arcs (w < delta: a prefix of the row) or the heavy ones of local row
+    // l from its word `w`.
     auto relax = [&](std::size_t l, std::uint64_t w, bool light) {
       const float d = detail::sssp_distance(w);
-      const vertex_t u = c_.first + static_cast<vertex_t>(l);
-      const std::uint64_t begin = c_.offsets[l];
-      const std::uint64_t end = c_.offsets[l + 1];
-      for (std::uint64_t i = begin; i < end; ++i) {
-        const float weight = c_.weights[i];
-        if ((weight < delta) != light) continue;
-        ++stats_.relaxations;
-        const vertex_t v = c_.targets[i];
-        const std::uint64_t nw = detail::sssp_word(d + weight, u);
-        const rank_t o = c_.partition.owner(v);
-        if (o == c_.rank) {
-          std::atomic_ref<std::uint64_t> target(words[static_cast<std::size_t>(v - c_.first)]);
+      const auto u = static_cast<std::uint32_t>(c_.first + static_cast<vertex_t>(l));
+      const float* const weights = weights_.data();
+      const std::uint32_t* const dests = dests_.data();
+      std::uint64_t i = c_.offsets[l];
+      std::uint64_t end = c_.offsets[l + 1];
+      std::uint64_t split = i;
+      while (split < end && weights[split] < delta) ++split;
+      if (light) {
+        end = split;
+      } else {
+        i = split;
+      }
+      stats_.relaxations += end - i;
+      for (; i < end; ++i) {
+        const std::uint64_t nw =
+            (std::uint64_t{std::bit_cast<std::uint32_t>(d + weights[i])} << 32) | u;
+        const std::uint64_t dest = dests[i];
+        if (dest < local_limit) {
+          std::atomic_ref<std::uint64_t> target(words[dest]);
           std::uint64_t old = target.load(std::memory_order_relaxed);
           while (nw < old && !target.compare_exchange_weak(old, nw, std::memory_order_relaxed)) {
           }
         } else {
+          // A ghost: sent only when it beats what this rank sent it before (the owner's word
+          // is at most that already).
+          std::uint64_t& sent = sent_[dest - local_limit];
+          if (nw >= sent) continue;
+          sent = nw;
           ++stats_.remote_updates;
-          agg.atomic_min(global_ptr<std::uint64_t>(
-                             o, static_cast<std::uintptr_t>(
-                                    bases_[static_cast<std::size_t>(o)] +
-                                    static_cast<std::uint64_t>(c_.partition.local(v)) * 8)),
-                         nw);
+          agg.atomic_min(ghost_ptrs_[dest - local_limit], nw);
         }
       }
     };
@@ -230,9 +264,9 @@ class delta_stepping {
 
  private:
   static vertex_t check_size(const dist_csr& c) {
-    if (c.partition.vertex_count() > (vertex_t{1} << 32)) {
+    if (c.partition.vertex_count() >= (vertex_t{1} << 32)) {
       throw error(error_class::arg, "sssp: " + std::to_string(c.partition.vertex_count()) +
-                                        " vertices are more than the 2^32 a word's parent holds");
+                                        " vertices: a word's parent holds fewer than 2^32");
     }
     return c.partition.vertex_count();
   }
@@ -242,8 +276,46 @@ class delta_stepping {
     return a.ptr({static_cast<std::size_t>(c.first)}).address();
   }
 
+  // The rows' arcs sorted by weight (light ones first, whatever delta), each destination
+  // resolved once: dests_ holds a local row l, or rows + g for ghost g (ghosts.hpp), whose
+  // word ghost_ptrs_[g] points to.
+  void arcs_of(const dist_csr& c) {
+    const auto rows = static_cast<std::size_t>(c.local_rows());
+    const ghost_set gs(c);
+    const std::vector<std::uint32_t> slots = gs.slots(c);
+    ghost_ptrs_.reserve(gs.size());
+    for (const vertex_t v : gs.vertices()) {
+      const rank_t o = c.partition.owner(v);
+      ghost_ptrs_.emplace_back(
+          o, static_cast<std::uintptr_t>(bases_[static_cast<std::size_t>(o)] +
+                                         static_cast<std::uint64_t>(c.partition.local(v)) * 8));
+    }
+    sent_.resize(gs.size());
+    dests_.resize(c.targets.size());
+    weights_.resize(c.targets.size());
+    std::vector<std::uint32_t> order;
+    for (std::size_t l = 0; l < rows; ++l) {
+      const std::uint64_t begin = c.offsets[l];
+      const auto degree = static_cast<std::size_t>(c.offsets[l + 1] - begin);
+      order.resize(degree);
+      std::iota(order.begin(), order.end(), std::uint32_t{0});
+      std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return c.weights[begin + a] < c.weights[begin + b];
+      });
+      for (std::size_t k = 0; k < degree; ++k) {
+        const std::uint64_t from = begin + order[k];
+        dests_[begin + k] = slots[from];
+        weights_[begin + k] = c.weights[from];
+      }
+    }
+  }
+
   const dist_csr& c_;
   const team& t_;
+  std::vector<std::uint32_t> dests_;
+  std::vector<float> weights_;
+  std::vector<global_ptr<std::uint64_t>> ghost_ptrs_;
+  std::vector<std::uint64_t> sent_;  // per ghost: the smallest word sent to it in this run
   aggregator_options options_;
   dist_array<std::uint64_t, 1> words_;
   std::vector<std::uint64_t> bases_;
