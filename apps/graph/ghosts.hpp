@@ -102,4 +102,23 @@ std::vector<T> fetch_ghosts(const team& t, const dist_csr& c, const ghost_set& g
   return values;
 }
 
+// Collective over `t`: a pointer to each ghost's element of `a` (one element per vertex,
+// dist::block, so beside the rows): where aggregated updates to a ghost go.
+template <class T>
+std::vector<global_ptr<T>> ghost_pointers(const team& t, const dist_csr& c, const ghost_set& gs,
+                                          dist_array<T, 1>& a) {
+  const std::uint64_t mine =
+      c.local_rows() > 0 ? a.ptr({static_cast<std::size_t>(c.first)}).address() : 0;
+  const std::vector<std::uint64_t> bases = allgather(t, mine);
+  std::vector<global_ptr<T>> ptrs;
+  ptrs.reserve(gs.size());
+  for (const vertex_t v : gs.vertices()) {
+    const rank_t o = c.partition.owner(v);
+    ptrs.emplace_back(o, static_cast<std::uintptr_t>(
+                             bases[static_cast<std::size_t>(o)] +
+                             static_cast<std::uint64_t>(c.partition.local(v)) * sizeof(T)));
+  }
+  return ptrs;
+}
+
 }  // namespace oneside::apps::graph

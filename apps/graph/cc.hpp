@@ -1,0 +1,166 @@
+// Connected components on the distributed CSR (dist_graph.hpp): each vertex labelled with the
+// smallest vertex of its component, as serial::components labels them.
+//
+//   cc_solver solver(c, world());         // collective: ghosts and the label array, once
+//   const cc_result r = solver.run();     // label[l] is vertex c.first + l's
+//
+// Local union-find, then label propagation with remote atomic min between the ranks' pieces.
+// Each rank first joins its rows along the arcs between its own vertices (union-find, union by
+// the smaller vertex, path halving: serial::components on its part), so each piece of a
+// component inside one rank has one label, its smallest vertex. Labels live in a
+// dist_array<std::int64_t, 1> beside the rows. A round pushes each piece's label along the arcs
+// that leave the rank: an aggregator atomic_min (oneside/pgas/aggregator.hpp) on the ghost's
+// label, unless this rank already sent that ghost a label as small (the owner's label is at
+// most that); then flush, a barrier, a scan in which each owner lowers a piece's label to the
+// smallest its vertices received, and an allreduce that ends the run when no piece's label
+// dropped. Labels only decrease, towards the smallest vertex of the component.
+//
+// Why not Shiloach–Vishkin or Afforest across ranks: their pointer jumping reads remote parent
+// chains a hop at a time (a round trip per hop, or a collective per jump round), while
+// propagation only pushes fire-and-forget minima, which aggregate; inside a rank union-find is
+// what those algorithms approximate, and Kronecker graphs have a small diameter, so few rounds
+// remain (the pieces' graph is small and the ghost filter sends a ghost only label drops).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <oneside/oneside.hpp>
+
+#include "dist_graph.hpp"
+#include "ghosts.hpp"
+
+namespace oneside::apps::graph {
+
+struct cc_result {
+  std::vector<vertex_t> label;       // per local row: the smallest vertex of its component
+  int rounds = 0;                    // flush/barrier/allreduce rounds
+  std::uint64_t remote_updates = 0;  // this rank's aggregated atomic_min calls
+  double seconds = 0.0;              // this rank's time
+  double local_seconds = 0.0;        // of it, in the local union-find and the leaving pairs
+};
+
+class cc_solver {
+ public:
+  // Collective over `t` (the team `c` was built over).
+  cc_solver(const dist_csr& c, const team& t)
+      : c_(c),
+        t_(t),
+        ghosts_(c),
+        slots_(ghosts_.slots(c)),
+        labels_(t, {static_cast<std::size_t>(c.partition.vertex_count())}, {dist::block},
+                "cc.labels"),
+        ghost_ptrs_(ghost_pointers(t, c, ghosts_, labels_)) {}
+
+  // Collective.
+  cc_result run() {
+    const auto rows = static_cast<std::size_t>(c_.local_rows());
+    std::int64_t* const labels = labels_.local().data();
+    cc_result r;
+    const auto start = std::chrono::steady_clock::now();
+    // Union-find over the local arcs: piece[l] becomes the smallest local row of l's piece.
+    std::vector<std::uint32_t>& piece = piece_;
+    piece.resize(rows);
+    for (std::size_t l = 0; l < rows; ++l) piece[l] = static_cast<std::uint32_t>(l);
+    auto find = [&](std::uint32_t x) {
+      while (piece[x] != x) {
+        piece[x] = piece[piece[x]];
+        x = piece[x];
+      }
+      return x;
+    };
+    const std::uint32_t* const slots = slots_.data();
+    const auto local_limit = static_cast<std::uint32_t>(rows);
+    for (std::size_t l = 0; l < rows; ++l) {
+      for (std::uint64_t i = c_.offsets[l]; i < c_.offsets[l + 1]; ++i) {
+        const std::uint32_t s = slots[i];
+        if (s >= local_limit) continue;
+        const std::uint32_t a = find(static_cast<std::uint32_t>(l));
+        const std::uint32_t b = find(s);
+        if (a != b) piece[std::max(a, b)] = std::min(a, b);
+      }
+    }
+    // piece[l]: its root, the piece's smallest row (a parent is smaller than its child, so
+    // in row order the parent's entry is final first).
+    for (std::size_t l = 0; l < rows; ++l) piece[l] = piece[piece[l]];
+    // The (root, ghost) pairs of the arcs leaving the rank, without repeating the pair of the
+    // ghost's previous arc: mostly one pair per ghost and piece (most arcs leave the piece of
+    // the large component), so a piece's label reaches a ghost about once.
+    std::vector<std::uint32_t> previous(ghosts_.size(), std::numeric_limits<std::uint32_t>::max());
+    pair_ghost_.clear();
+    pair_root_.clear();
+    for (std::size_t l = 0; l < rows; ++l) {
+      const std::uint32_t root = piece[l];
+      for (std::uint64_t i = c_.offsets[l]; i < c_.offsets[l + 1]; ++i) {
+        const std::uint32_t s = slots[i];
+        if (s < local_limit) continue;
+        const std::uint32_t g = s - local_limit;
+        if (previous[g] == root) continue;
+        previous[g] = root;
+        pair_ghost_.push_back(g);
+        pair_root_.push_back(root);
+      }
+    }
+    // Each piece's label, at its root; every vertex's word starts at its piece's label.
+    std::vector<std::int64_t> label(rows);
+    for (std::size_t l = 0; l < rows; ++l) {
+      label[l] = c_.first + static_cast<vertex_t>(piece[l]);
+      labels[l] = label[l];
+    }
+    std::vector<std::int64_t> sent(ghosts_.size(), std::numeric_limits<std::int64_t>::max());
+    r.local_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    barrier(t_);  // every word is set before anyone lowers one
+    aggregator agg(options());
+    for (;;) {
+      for (std::size_t k = 0; k < pair_ghost_.size(); ++k) {
+        const std::int64_t lu = label[pair_root_[k]];
+        std::int64_t& last = sent[pair_ghost_[k]];
+        if (lu >= last) continue;
+        last = lu;
+        ++r.remote_updates;
+        agg.atomic_min(ghost_ptrs_[pair_ghost_[k]], lu);
+      }
+      agg.flush();
+      barrier(t_);  // every label other ranks lowered this round is lowered
+      ++r.rounds;
+      std::uint64_t dropped = 0;
+      for (std::size_t l = 0; l < rows; ++l) {
+        const std::int64_t w = labels[l];
+        std::int64_t& mine = label[piece[l]];
+        if (w < mine) {
+          mine = w;
+          ++dropped;
+        }
+      }
+      if (allreduce(t_, dropped, op::sum) == 0) break;
+    }
+    r.label.resize(rows);
+    for (std::size_t l = 0; l < rows; ++l) r.label[l] = label[piece[l]];
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  }
+
+ private:
+  static aggregator_options options() {
+    aggregator_options o;
+    o.apply_at_origin = true;
+    return o;
+  }
+
+  const dist_csr& c_;
+  const team& t_;
+  ghost_set ghosts_;
+  std::vector<std::uint32_t> slots_;
+  dist_array<std::int64_t, 1> labels_;
+  std::vector<global_ptr<std::int64_t>> ghost_ptrs_;
+  std::vector<std::uint32_t> piece_;       // per row: its piece's root
+  std::vector<std::uint32_t> pair_ghost_;  // the arcs leaving the rank as (ghost, source's
+  std::vector<std::uint32_t> pair_root_;   // root) pairs, repeats mostly dropped
+};
+
+}  // namespace oneside::apps::graph
