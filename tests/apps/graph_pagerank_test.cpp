@@ -54,7 +54,7 @@ TEST_F(GraphPagerank, EqualsTheSerialFormula) {
   expect_serial(11, 4, 1.0, 5);
 }
 
-TEST_F(GraphPagerank, ATolerenceStopsAtTheFirstSmallChange) {
+TEST_F(GraphPagerank, AToleranceStopsAtTheFirstSmallChange) {
   const gr::kronecker g(10, 16, 2);
   const gr::dist_csr c = gr::build_dist_csr(g, world());
   const gr::serial::csr s = gr::serial::build_csr(g);
