@@ -21,11 +21,14 @@
 // Buckets of width delta: bucket b holds the vertices whose distance is in [b·delta,
 // (b+1)·delta). A vertex is active while its word is below the word its light edges were last
 // relaxed with. Each phase: every rank relaxes the light edges (w < delta) of its active
-// vertices of the current bucket, flushes its aggregator, and after a barrier scans its words
-// (the owner learns of remote improvements by looking, as the Graph500 reference scans its
-// distances per bucket) for the smallest bucket holding an active vertex; an allreduce min of
-// it says whether bucket b needs another light phase, or else, after b's heavy edges (w ≥ delta,
-// once per vertex settled in b), which bucket comes next, or that none does (the end). A
+// vertices of the current bucket, flushes its aggregator (its updates are then applied), and
+// joins one allreduce min of the smallest bucket it may have made active: its own active
+// vertices at its last scan, and the buckets of the improvements it made since, local CAS or
+// sent update. The allreduce is also the phase's barrier: after it every update is applied,
+// and each rank scans its words for the active vertices of the bucket it names (owners learn
+// of remote improvements by looking, as the Graph500 reference scans its distances per
+// bucket). That bucket is b again (another light phase), or, after b's heavy edges (w ≥ delta,
+// once per vertex settled in b), the next one, or none (the end): one collective per phase. A
 // vertex improved again after its edges were relaxed becomes active again, so the result is
 // the fixpoint whatever the rounding of bucket numbers: for every arc u → v, dist[v] ≤
 // dist[u] + w in float arithmetic, the distances Dijkstra computes.
@@ -66,11 +69,11 @@ struct sssp_result {
 // Counters of one run (this rank's share, and the run's phase counts).
 struct sssp_stats {
   std::uint64_t buckets = 0;         // buckets processed (a bucket revisited counts again)
-  std::uint64_t phases = 0;          // light and heavy phases (each one flush + 2 collectives)
+  std::uint64_t phases = 0;          // light and heavy phases (each one flush + 1 allreduce)
   std::uint64_t relaxations = 0;     // arcs relaxed by this rank
   std::uint64_t remote_updates = 0;  // of them, sent to another rank through the aggregator
   double flush_seconds = 0;          // in the aggregator's flush
-  double sync_seconds = 0;           // in the phases' barrier and allreduce
+  double sync_seconds = 0;           // in the phases' allreduce
   double scan_seconds = 0;           // scanning the words for active vertices
 };
 
@@ -130,47 +133,57 @@ class delta_stepping {
     const auto local_limit = static_cast<std::uint64_t>(rows);
     std::vector<std::uint32_t> frontier;
     std::vector<std::uint32_t> settled;
-    std::uint64_t frontier_bucket = 0;  // the bucket of `frontier`'s vertices at the scan
+    constexpr std::uint64_t none = std::numeric_limits<std::uint64_t>::max();
     const double inv_delta = 1.0 / static_cast<double>(delta);
     auto bucket_of = [inv_delta](std::uint64_t word) {
       return static_cast<std::uint64_t>(static_cast<double>(detail::sssp_distance(word)) *
                                         inv_delta);
     };
-    // The smallest bucket of an active local vertex (none: max) and its active vertices.
-    auto scan = [&] {
-      std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
+    // What this rank knows of the buckets its vertices or its updates made active: `frontier`
+    // (its active vertices of bucket frontier_bucket, none once expanded), `pending` (the
+    // smallest bucket of its other active vertices at the last scan) and `reported` (the
+    // smallest bucket of an improvement it made since: a local CAS, or an update it sent).
+    std::uint64_t frontier_bucket = none;
+    std::uint64_t pending = none;
+    std::uint64_t reported = none;
+    // Collects the active vertices of bucket b into `frontier`, the others' smallest bucket
+    // into `pending`.
+    auto collect = [&](std::uint64_t b) {
       frontier.clear();
+      pending = none;
       for (std::size_t l = 0; l < rows; ++l) {
         const std::uint64_t w =
             std::atomic_ref<std::uint64_t>(words[l]).load(std::memory_order_relaxed);
         if (w >= expanded_[l]) continue;
-        const std::uint64_t b = bucket_of(w);
-        if (b < best) {
-          best = b;
-          frontier.clear();
+        const std::uint64_t k = bucket_of(w);
+        if (k == b) {
+          frontier.push_back(static_cast<std::uint32_t>(l));
+        } else if (k < pending) {
+          pending = k;
         }
-        if (b == best) frontier.push_back(static_cast<std::uint32_t>(l));
       }
-      frontier_bucket = best;
-      return best;
+      frontier_bucket = frontier.empty() ? none : b;
     };
     using clock = std::chrono::steady_clock;
     auto seconds = [](clock::time_point a, clock::time_point b) {
       return std::chrono::duration<double>(b - a).count();
     };
+    // Ends a phase: once every rank's updates are applied (each flushes before the allreduce,
+    // which therefore also serves as the barrier), the smallest bucket any rank may hold an
+    // active vertex of, whose active vertices this rank then collects.
     auto end_phase = [&] {
       const auto t0 = clock::now();
       agg.flush();
       const auto t1 = clock::now();
-      barrier(t_);
+      const std::uint64_t mine = std::min({frontier_bucket, pending, reported});
+      reported = none;
+      const std::uint64_t next = allreduce(t_, mine, op::min);
       const auto t2 = clock::now();
       ++stats_.phases;
-      const std::uint64_t mine = scan();
+      if (next != none) collect(next);
       const auto t3 = clock::now();
-      const std::uint64_t next = allreduce(t_, mine, op::min);
-      const auto t4 = clock::now();
       stats_.flush_seconds += seconds(t0, t1);
-      stats_.sync_seconds += seconds(t1, t2) + seconds(t3, t4);
+      stats_.sync_seconds += seconds(t1, t2);
       stats_.scan_seconds += seconds(t2, t3);
       return next;
     };
@@ -198,7 +211,11 @@ class delta_stepping {
         if (dest < local_limit) {
           std::atomic_ref<std::uint64_t> target(words[dest]);
           std::uint64_t old = target.load(std::memory_order_relaxed);
-          while (nw < old && !target.compare_exchange_weak(old, nw, std::memory_order_relaxed)) {
+          while (nw < old) {
+            if (target.compare_exchange_weak(old, nw, std::memory_order_relaxed)) {
+              reported = std::min(reported, bucket_of(nw));
+              break;
+            }
           }
         } else {
           // A ghost: sent only when it beats what this rank sent it before (the owner's word
@@ -206,14 +223,16 @@ class delta_stepping {
           std::uint64_t& sent = sent_[dest - local_limit];
           if (nw >= sent) continue;
           sent = nw;
+          reported = std::min(reported, bucket_of(nw));
           ++stats_.remote_updates;
           agg.atomic_min(ghost_ptrs_[dest - local_limit], nw);
         }
       }
     };
 
-    std::uint64_t b = allreduce(t_, scan(), op::min);
-    constexpr std::uint64_t none = std::numeric_limits<std::uint64_t>::max();
+    const bool mine = c_.partition.owner(root) == c_.rank;
+    std::uint64_t b = allreduce(t_, mine ? std::uint64_t{0} : none, op::min);  // 0
+    collect(b);
     while (b != none) {
       ++stats_.buckets;
       // Light phases until bucket b has no active vertex anywhere.
@@ -230,6 +249,7 @@ class delta_stepping {
             }
             relax(l, w, true);
           }
+          frontier_bucket = none;
         }
         next = end_phase();
       }
