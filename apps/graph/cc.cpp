@@ -104,7 +104,7 @@ int run(int argc, char** argv) {
   }
   const std::uint64_t components = oneside::allreduce(world, own, oneside::op::sum);
   const std::uint64_t isolated = oneside::allreduce(world, alone, oneside::op::sum);
-  const std::uint64_t updates = oneside::allreduce(world, r.remote_updates, oneside::op::sum);
+  const std::uint64_t sent = oneside::allreduce(world, r.values_sent, oneside::op::sum);
   const double local = oneside::allreduce(world, r.local_seconds, oneside::op::max);
   if (root) {
     std::printf("Connected components: %s, %lld vertices, %llu edges (%llu arcs), %d ranks\n",
@@ -114,9 +114,9 @@ int run(int argc, char** argv) {
     std::printf("construction_time: %.6f s\n", construction);
     std::printf("cc time: %.6f s (fastest of %d; mean %.6f s)\n", best, o.repeat, total / o.repeat);
     std::printf(
-        "local union-find: %.6f s (the last run's slowest rank), rounds: %d, remote "
-        "label updates: %llu\n",
-        local, r.rounds, static_cast<unsigned long long>(updates));
+        "local union-find: %.6f s (the last run's slowest rank), rounds: %d, labels "
+        "sent: %llu\n",
+        local, r.rounds, static_cast<unsigned long long>(sent));
     std::printf("components: %llu (%llu isolated vertices, %llu of two or more)\n",
                 static_cast<unsigned long long>(components),
                 static_cast<unsigned long long>(isolated),

@@ -4,22 +4,22 @@
 //   cc_solver solver(c, world());         // collective: ghosts and the label array, once
 //   const cc_result r = solver.run();     // label[l] is vertex c.first + l's
 //
-// Local union-find, then label propagation with remote atomic min between the ranks' pieces.
-// Each rank first joins its rows along the arcs between its own vertices (union-find, union by
-// the smaller vertex, path halving: serial::components on its part), so each piece of a
-// component inside one rank has one label, its smallest vertex. Labels live in a
-// dist_array<std::int64_t, 1> beside the rows. A round pushes each piece's label along the arcs
-// that leave the rank: an aggregator atomic_min (oneside/pgas/aggregator.hpp) on the ghost's
-// label, unless this rank already sent that ghost a label as small (the owner's label is at
-// most that); then flush, a barrier, a scan in which each owner lowers a piece's label to the
-// smallest its vertices received, and an allreduce that ends the run when no piece's label
-// dropped. Labels only decrease, towards the smallest vertex of the component.
+// Local union-find, then label propagation between the ranks' pieces. Each rank first joins
+// its rows along the arcs between its own vertices (union-find, union by the smaller vertex,
+// path halving: serial::components on its part), so each piece of a component inside one
+// rank has one label, its smallest vertex. A round then sends each ghost the smallest label of
+// the pieces with an arc to it, all of an owner's ghosts in one rput (a ghost_exchange push,
+// ghosts.hpp: a remote min, combined before it travels); each owner lowers a piece's label to
+// the smallest its vertices received, and an allreduce ends the run when no label dropped.
+// Labels only decrease, towards the smallest vertex of the component; Kronecker graphs have a
+// small diameter, so there are few rounds (4 at scale 18 on 2 ranks).
 //
 // Why not Shiloach–Vishkin or Afforest across ranks: their pointer jumping reads remote parent
 // chains a hop at a time (a round trip per hop, or a collective per jump round), while
-// propagation only pushes fire-and-forget minima, which aggregate; inside a rank union-find is
-// what those algorithms approximate, and Kronecker graphs have a small diameter, so few rounds
-// remain (the pieces' graph is small and the ghost filter sends a ghost only label drops).
+// propagation only pushes minima, which combine; inside a rank union-find is what those
+// algorithms approximate. (Measured at scale 18 on 2 ranks: the first cross-rank version sent
+// one aggregator atomic_min per changed (ghost, piece) pair, 150 000 a rank, which took longer
+// than the union-find and the pairs together; the bulk push is a copy per round.)
 #pragma once
 
 #include <algorithm>
@@ -37,28 +37,19 @@
 namespace oneside::apps::graph {
 
 struct cc_result {
-  std::vector<vertex_t> label;       // per local row: the smallest vertex of its component
-  int rounds = 0;                    // flush/barrier/allreduce rounds
-  std::uint64_t remote_updates = 0;  // this rank's aggregated atomic_min calls
-  double seconds = 0.0;              // this rank's time
-  double local_seconds = 0.0;        // of it, in the local union-find and the leaving pairs
+  std::vector<vertex_t> label;    // per local row: the smallest vertex of its component
+  int rounds = 0;                 // flush/barrier/allreduce rounds
+  std::uint64_t values_sent = 0;  // labels this rank sent to ghosts' owners
+  double seconds = 0.0;           // this rank's time
+  double local_seconds = 0.0;     // of it, in the local union-find and the leaving pairs
 };
 
 class cc_solver {
  public:
   // Collective over `t` (the team `c` was built over). Splits the rows' arcs once into those
   // to a later local row (each local edge once) and those to ghosts (ghosts.hpp), the two
-  // lists the runs walk: graph preprocessing, 4 bytes per arc. `options`: the aggregator of
-  // the remote label updates (default: the owner's progress applies them; at scale 18 on 2
-  // loaded cores that measured ahead of apply_at_origin in 2 of 2 launches, within the noise).
-  cc_solver(const dist_csr& c, const team& t, aggregator_options options = {})
-      : c_(c),
-        t_(t),
-        options_(options),
-        ghosts_(c),
-        labels_(t, {static_cast<std::size_t>(c.partition.vertex_count())}, {dist::block},
-                "cc.labels"),
-        ghost_ptrs_(ghost_pointers(t, c, ghosts_, labels_)) {
+  // lists the runs walk: graph preprocessing, 4 bytes per arc.
+  cc_solver(const dist_csr& c, const team& t) : c_(c), t_(t), ghosts_(c), exchange_(t, c, ghosts_) {
     const auto rows = static_cast<std::size_t>(c.local_rows());
     const std::vector<std::uint32_t> slots = ghosts_.slots(c);
     local_offsets_.assign(rows + 1, 0);
@@ -80,7 +71,6 @@ class cc_solver {
   // Collective.
   cc_result run() {
     const auto rows = static_cast<std::size_t>(c_.local_rows());
-    std::int64_t* const labels = labels_.local().data();
     cc_result r;
     const auto start = std::chrono::steady_clock::now();
     // Union-find over the local arcs: piece[l] becomes the smallest local row of l's piece.
@@ -120,38 +110,28 @@ class cc_solver {
         pair_root_.push_back(root);
       }
     }
-    // Each piece's label, at its root; every vertex's word starts at its piece's label.
+    // Each piece's label, at its root.
     std::vector<std::int64_t> label(rows);
-    for (std::size_t l = 0; l < rows; ++l) {
-      label[l] = c_.first + static_cast<vertex_t>(piece[l]);
-      labels[l] = label[l];
-    }
-    std::vector<std::int64_t> sent(ghosts_.size(), std::numeric_limits<std::int64_t>::max());
+    for (std::size_t l = 0; l < rows; ++l) label[l] = c_.first + static_cast<vertex_t>(piece[l]);
     r.local_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    barrier(t_);  // every word is set before anyone lowers one
-    aggregator agg(options_);
+    std::vector<std::int64_t> ghost_min(ghosts_.size());
     for (;;) {
+      std::fill(ghost_min.begin(), ghost_min.end(), std::numeric_limits<std::int64_t>::max());
       for (std::size_t k = 0; k < pair_ghost_.size(); ++k) {
-        const std::int64_t lu = label[pair_root_[k]];
-        std::int64_t& last = sent[pair_ghost_[k]];
-        if (lu >= last) continue;
-        last = lu;
-        ++r.remote_updates;
-        agg.atomic_min(ghost_ptrs_[pair_ghost_[k]], lu);
+        std::int64_t& m = ghost_min[pair_ghost_[k]];
+        m = std::min(m, label[pair_root_[k]]);
       }
-      agg.flush();
-      barrier(t_);  // every label other ranks lowered this round is lowered
-      ++r.rounds;
       std::uint64_t dropped = 0;
-      for (std::size_t l = 0; l < rows; ++l) {
-        const std::int64_t w = labels[l];
-        std::int64_t& mine = label[piece[l]];
-        if (w < mine) {
-          mine = w;
+      exchange_.push(ghost_min.data(), [&](std::uint32_t row, std::int64_t v) {
+        std::int64_t& mine = label[piece[row]];
+        if (v < mine) {
+          mine = v;
           ++dropped;
         }
-      }
+      });
+      r.values_sent += ghost_min.size();
+      ++r.rounds;
       if (allreduce(t_, dropped, op::sum) == 0) break;
     }
     r.label.resize(rows);
@@ -163,10 +143,8 @@ class cc_solver {
  private:
   const dist_csr& c_;
   const team& t_;
-  aggregator_options options_;
   ghost_set ghosts_;
-  dist_array<std::int64_t, 1> labels_;
-  std::vector<global_ptr<std::int64_t>> ghost_ptrs_;
+  ghost_exchange<std::int64_t> exchange_;
   std::vector<std::uint64_t> local_offsets_;  // per row: its arcs to later local rows
   std::vector<std::uint32_t> local_targets_;
   std::vector<std::uint64_t> cross_offsets_;  // per row: its arcs to ghosts

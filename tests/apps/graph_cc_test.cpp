@@ -45,7 +45,7 @@ void expect_union_find(int scale, int edgefactor, std::uint64_t seed) {
   expect_labels(c, r, want);
   EXPECT_GE(r.rounds, 1);
   if (world().size() == 1) {
-    EXPECT_EQ(r.remote_updates, 0U);
+    EXPECT_EQ(r.values_sent, 0U);
   }
   const gr::cc_result again = solver.run();
   expect_labels(c, again, want);
