@@ -57,6 +57,10 @@ TEST_F(GraphCc, LabelsEqualUnionFind) {
   expect_union_find(11, 2, 9);
 }
 
+TEST_F(GraphCc, RanksWithoutVerticesTakePart) {
+  expect_union_find(2, 16, 3);  // 4 vertices: from 5 ranks on, some own none
+}
+
 TEST_F(GraphCc, ManyComponentsAtEdgeFactorOne) {
   const gr::kronecker g(10, 1, 3);
   const std::vector<vertex_t> want = gr::serial::components(gr::serial::build_csr(g));

@@ -54,6 +54,10 @@ TEST_F(GraphPagerank, EqualsTheSerialFormula) {
   expect_serial(11, 4, 1.0, 5);
 }
 
+TEST_F(GraphPagerank, RanksWithoutVerticesTakePart) {
+  expect_serial(2, 16, 0.85, 6);  // 4 vertices: from 5 ranks on, some own none
+}
+
 TEST_F(GraphPagerank, AToleranceStopsAtTheFirstSmallChange) {
   const gr::kronecker g(10, 16, 2);
   const gr::dist_csr c = gr::build_dist_csr(g, world());

@@ -91,6 +91,10 @@ TEST_F(GraphSssp, DistancesEqualDijkstraAtScale11) {
   expect_dijkstra(11, 3, {0.02F, 0.1F});
 }
 
+TEST_F(GraphSssp, RanksWithoutVerticesTakePart) {
+  expect_dijkstra(2, 3, {0.1F, 1.0F});  // 4 vertices: from 5 ranks on, some own none
+}
+
 TEST_F(GraphSssp, TheFreeFunctionRunsOneSolve) {
   const gr::kronecker g(10, 16, 5);
   const gr::dist_csr c = gr::build_dist_csr(g, world());
