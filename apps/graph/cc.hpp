@@ -48,7 +48,7 @@ class cc_solver {
  public:
   // Collective over `t` (the team `c` was built over). Splits the rows' arcs once into those
   // to a later local row (each local edge once) and those to ghosts (ghosts.hpp), the two
-  // lists the runs walk: graph preprocessing, 4 bytes per arc.
+  // lists the runs walk, without duplicate edges: graph preprocessing, 4 bytes per arc.
   cc_solver(const dist_csr& c, const team& t) : c_(c), t_(t), ghosts_(c), exchange_(t, c, ghosts_) {
     const auto rows = static_cast<std::size_t>(c.local_rows());
     const std::vector<std::uint32_t> slots = ghosts_.slots(c);
@@ -63,6 +63,14 @@ class cc_solver {
           local_targets_.push_back(s);
         }
       }
+      // Duplicate edges (the Kronecker list keeps them) add nothing to either walk.
+      auto unique_since = [](std::vector<std::uint32_t>& v, std::size_t from) {
+        const auto begin = v.begin() + static_cast<std::ptrdiff_t>(from);
+        std::sort(begin, v.end());
+        v.erase(std::unique(begin, v.end()), v.end());
+      };
+      unique_since(local_targets_, local_offsets_[l]);
+      unique_since(cross_targets_, cross_offsets_[l]);
       local_offsets_[l + 1] = local_targets_.size();
       cross_offsets_[l + 1] = cross_targets_.size();
     }
