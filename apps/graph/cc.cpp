@@ -1,7 +1,7 @@
 // The connected-components mini-app: each vertex of the Graph500 Kronecker graph or of an
 // edge-list file (graph_input.hpp) labelled with the smallest vertex of its component, by
-// cc.hpp's label propagation with aggregated remote atomic min. --verify compares every label
-// with serial::components (union-find) and prints "Solution validates".
+// cc.hpp's union-find within ranks and label propagation between them. --verify compares every
+// label with serial::components (union-find) and prints "Solution validates".
 //
 //   oneside-run -n 2 cc --scale 18
 //

@@ -1,6 +1,6 @@
 // The PageRank mini-app: PageRank (damping 0.85 by default) on the Graph500 Kronecker graph or
-// an edge-list file (graph_input.hpp), by pagerank.hpp's push with aggregated remote
-// contributions; for a fixed number of iterations, or until the L1 change falls below
+// an edge-list file (graph_input.hpp), by pagerank.hpp's pull along the rows after a bulk
+// exchange of ghost values; for a fixed number of iterations, or until the L1 change falls below
 // --tolerance. --verify compares every rank with serial::pagerank after as many iterations
 // (relative error at most 1e-9 per vertex) and prints "Solution validates".
 //
