@@ -8,7 +8,11 @@
 //            else by an atomic_min through an aggregator (one message per few hundred claims).
 //            During the search a claimed word holds (level << 40) | parent, so the minimum
 //            keeps the first level's claim: a claim of a later level on a vertex reached
-//            before changes nothing, and among claims of one level the smallest parent wins. After
+//            before changes nothing, and among claims of one level the smallest parent wins.
+//            A rank claims each remote vertex at most once per search (a bitmap of the
+//            vertices it claimed): once claimed, a vertex is reached at that level or before,
+//            so a second claim could not win. This bounds the messages by the vertices rather
+//            than the arcs. After
 //            the level: flush(), a barrier, and a scan of the rank's parent words finds the
 //            vertices claimed in it (the next frontier).
 //   diropt   Beamer's direction-optimizing BFS: top-down levels as above while the frontier is
@@ -79,6 +83,7 @@ class bfs_solver {
                                       : global_ptr<vertex_t>());
     }
     visited_.assign(words_per_rank_, 0);
+    claimed_.assign((static_cast<std::size_t>(p.vertex_count()) + 63) / 64, 0);
     frontier_bits_.assign(words_per_rank_, 0);
     all_frontier_bits_.assign(words_per_rank_ * static_cast<std::size_t>(p.ranks()), 0);
     queue_.reserve(static_cast<std::size_t>(rows_));
@@ -95,6 +100,7 @@ class bfs_solver {
     vertex_t* const parent = parent_.local().data();
     for (vertex_t l = 0; l < rows_; ++l) parent[l] = in_search;
     std::fill(visited_.begin(), visited_.end(), 0);
+    std::fill(claimed_.begin(), claimed_.end(), 0);
     queue_.clear();
     stats_ = {};
     const vertex_partition& p = c_.partition;
@@ -164,7 +170,7 @@ class bfs_solver {
   // Bytes this rank holds for the searches (parents, bitmaps, frontier queues).
   std::uint64_t state_bytes() const noexcept {
     return static_cast<std::uint64_t>(rows_) * sizeof(vertex_t) +
-           (visited_.size() + frontier_bits_.size() + all_frontier_bits_.size()) *
+           (visited_.size() + claimed_.size() + frontier_bits_.size() + all_frontier_bits_.size()) *
                sizeof(std::uint64_t) +
            (queue_.capacity() + next_.capacity()) * sizeof(std::uint32_t);
   }
@@ -214,6 +220,10 @@ class bfs_solver {
             word.compare_exchange_strong(expected, u, std::memory_order_relaxed);
           }
         } else {
+          std::uint64_t& word = claimed_[static_cast<std::size_t>(v) / 64];
+          const std::uint64_t bit = std::uint64_t{1} << (v % 64);
+          if ((word & bit) != 0) continue;
+          word |= bit;
           agg_.atomic_min(blocks_[static_cast<std::size_t>(o)] + (v - c_.partition.first(o)), u);
         }
       }
@@ -273,6 +283,7 @@ class bfs_solver {
   int block_shift_;
   std::vector<global_ptr<vertex_t>> blocks_;  // each rank's first parent word
   std::vector<std::uint64_t> visited_;        // this rank's vertices reached so far
+  std::vector<std::uint64_t> claimed_;        // remote vertices this rank claimed (all N)
   std::vector<std::uint64_t> frontier_bits_;  // this rank's frontier (bottom-up levels)
   std::vector<std::uint64_t> all_frontier_bits_;
   std::vector<std::uint32_t> queue_;  // this level's frontier, local indices
