@@ -82,7 +82,15 @@ class bfs_solver {
       blocks_.push_back(p.size(r) > 0 ? parent_.ptr({static_cast<std::size_t>(p.first(r))})
                                       : global_ptr<vertex_t>());
     }
-    visited_.assign(words_per_rank_, 0);
+    // Vertices without arcs (and the padding past the last row) are never claimed: marked
+    // visited from the start, no level looks at them.
+    never_.assign(words_per_rank_, 0);
+    for (std::size_t l = 0; l < words_per_rank_ * 64; ++l) {
+      if (static_cast<vertex_t>(l) >= rows_ || c.degree(static_cast<vertex_t>(l)) == 0) {
+        never_[l / 64] |= std::uint64_t{1} << (l % 64);
+      }
+    }
+    visited_ = never_;
     claimed_.assign((static_cast<std::size_t>(p.vertex_count()) + 63) / 64, 0);
     frontier_bits_.assign(words_per_rank_, 0);
     all_frontier_bits_.assign(words_per_rank_ * static_cast<std::size_t>(p.ranks()), 0);
@@ -99,7 +107,7 @@ class bfs_solver {
   void run(vertex_t root, bfs_kind kind) {
     vertex_t* const parent = parent_.local().data();
     for (vertex_t l = 0; l < rows_; ++l) parent[l] = in_search;
-    std::fill(visited_.begin(), visited_.end(), 0);
+    std::copy(never_.begin(), never_.end(), visited_.begin());
     std::fill(claimed_.begin(), claimed_.end(), 0);
     queue_.clear();
     stats_ = {};
@@ -108,6 +116,7 @@ class bfs_solver {
     if (p.owner(root) == c_.rank) {
       const vertex_t l = root - c_.first;
       parent[l] = root;  // level 0
+      visited_[static_cast<std::size_t>(l) / 64] &= ~(std::uint64_t{1} << (l % 64));
       mark_visited(l);
       queue_.push_back(static_cast<std::uint32_t>(l));
       unexplored_arcs -= c_.degree(l);
@@ -170,7 +179,8 @@ class bfs_solver {
   // Bytes this rank holds for the searches (parents, bitmaps, frontier queues).
   std::uint64_t state_bytes() const noexcept {
     return static_cast<std::uint64_t>(rows_) * sizeof(vertex_t) +
-           (visited_.size() + claimed_.size() + frontier_bits_.size() + all_frontier_bits_.size()) *
+           (never_.size() + visited_.size() + claimed_.size() + frontier_bits_.size() +
+            all_frontier_bits_.size()) *
                sizeof(std::uint64_t) +
            (queue_.capacity() + next_.capacity()) * sizeof(std::uint32_t);
   }
@@ -229,16 +239,24 @@ class bfs_solver {
       }
     }
     agg_.flush();
-    barrier(t_);  // every rank's claims applied
-    // The vertices claimed in this level: claimed words not yet visited.
+    barrier(t_);  // every rank's claims applied: no word changes until the next level
+    // The vertices claimed in this level: claimed words not yet visited. A block of 64 words
+    // all unclaimed ANDs to in_search (all ones), skipped without looking at its bits.
     for (std::size_t w = 0; w < visited_.size(); ++w) {
-      if (visited_[w] == ~std::uint64_t{0}) continue;
-      const vertex_t end = std::min<vertex_t>(rows_, static_cast<vertex_t>(w + 1) * 64);
-      for (vertex_t l = static_cast<vertex_t>(w) * 64; l < end; ++l) {
-        if (std::atomic_ref<vertex_t>(parent[l]).load(std::memory_order_relaxed) != in_search &&
-            !is_visited(l)) {
+      std::uint64_t todo = ~visited_[w];
+      if (todo == 0) continue;
+      const vertex_t base = static_cast<vertex_t>(w) * 64;
+      const vertex_t end = std::min<vertex_t>(rows_, base + 64);
+      vertex_t all = in_search;
+      for (vertex_t l = base; l < end; ++l) all &= parent[l];
+      if (all == in_search) continue;
+      while (todo != 0) {
+        const auto l = static_cast<std::uint32_t>(static_cast<std::size_t>(base) +
+                                                  static_cast<std::size_t>(std::countr_zero(todo)));
+        todo &= todo - 1;
+        if (parent[l] != in_search) {
           mark_visited(l);
-          next_.push_back(static_cast<std::uint32_t>(l));
+          next_.push_back(l);
         }
       }
     }
@@ -252,10 +270,7 @@ class bfs_solver {
     const std::uint64_t* const offsets = c_.offsets.data();
     const vertex_t* const targets = c_.targets.data();
     for (std::size_t w = 0; w < visited_.size(); ++w) {
-      const auto base = static_cast<vertex_t>(w * 64);
-      if (base >= rows_) break;
-      std::uint64_t todo = ~visited_[w];
-      if (rows_ - base < 64) todo &= (std::uint64_t{1} << (rows_ - base)) - 1;
+      std::uint64_t todo = ~visited_[w];  // padding past the rows is marked visited
       while (todo != 0) {
         const auto l =
             static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(todo)));
@@ -282,7 +297,8 @@ class bfs_solver {
   bool aligned_;
   int block_shift_;
   std::vector<global_ptr<vertex_t>> blocks_;  // each rank's first parent word
-  std::vector<std::uint64_t> visited_;        // this rank's vertices reached so far
+  std::vector<std::uint64_t> never_;          // this rank's vertices without arcs, padding
+  std::vector<std::uint64_t> visited_;        // this rank's vertices reached so far (and never_)
   std::vector<std::uint64_t> claimed_;        // remote vertices this rank claimed (all N)
   std::vector<std::uint64_t> frontier_bits_;  // this rank's frontier (bottom-up levels)
   std::vector<std::uint64_t> all_frontier_bits_;
