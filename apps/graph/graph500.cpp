@@ -71,6 +71,9 @@ bool run_bfs(const graph_input& in, const gr::graph500_options& o, const oneside
       result.validate_times.push_back(-1.0);
       continue;
     }
+    if (o.inject_error && i == 0 && in.csr.partition.owner(root) == in.csr.rank) {
+      solver.parents().local().data()[root - in.csr.first] = -1;
+    }
     gr::bfs_verdict verdict;
     result.validate_times.push_back(
         timed(t, [&] { verdict = validator->validate(solver.parents(), root); }));
@@ -89,8 +92,14 @@ int run(int argc, char** argv) {
   const bool root = world.rank() == 0;
   std::string error;
   const gr::graph500_options o = gr::parse_graph500_options(argc, argv, error);
+  // Every rank leaves with status 1 together, after the root printed why (the launcher ends
+  // the job at the first failed rank).
   auto fail = [&](const std::string& msg) {
-    if (root) std::fprintf(stderr, "graph500: error: %s\n", msg.c_str());
+    if (root) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "graph500: error: %s\n", msg.c_str());
+    }
+    oneside::barrier(world);
     return 1;
   };
   if (!error.empty()) return fail(error);

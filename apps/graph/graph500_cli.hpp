@@ -18,6 +18,9 @@ struct graph500_options {
   std::string bfs = "diropt";  // topdown | diropt
   std::string json;            // a JSON record of the results there, when not empty
   bool validate = true;
+  // Testing only (not in the usage text): the first tree's root loses its parent before
+  // validation, which must then fail on every rank.
+  bool inject_error = false;
   bool help = false;
 };
 
@@ -50,6 +53,8 @@ inline graph500_options parse_graph500_options(int argc, char** argv, std::strin
       }
     } else if (in.name() == "--no-validate") {
       o.validate = false;
+    } else if (in.name() == "--inject-error") {
+      o.inject_error = true;
     } else {
       in.fail_unknown();
     }
