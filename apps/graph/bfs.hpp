@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,9 +50,19 @@ inline const char* name_of(bfs_kind k) noexcept {
 }
 
 // Beamer's switching thresholds (Beamer, Asanović, Patterson, SC'12: alpha 14, beta 24).
+// How top-down levels claim remote vertices (both through one aggregator):
+//   atomic  an aggregated atomic_min on the vertex's parent word; after the level the owner
+//           scans its unvisited words for the claims that landed (blocks of 64 unclaimed
+//           words skipped at once)
+//   rpc     an aggregated rpc_ff whose body, at the owner, claims the word by compare-exchange
+//           and lists the vertex in the owner's inbox (a dist_object): the next frontier
+//           without a scan; quiet() instead of flush() ends the level
+enum class bfs_claims : std::uint8_t { atomic, rpc };
+
 struct bfs_tuning {
   double alpha = 14.0;
   double beta = 24.0;
+  bfs_claims claims = bfs_claims::atomic;
 };
 
 // Per-search statistics of this rank's searches (the same at every rank after a search).
@@ -96,6 +107,8 @@ class bfs_solver {
     all_frontier_bits_.assign(words_per_rank_ * static_cast<std::size_t>(p.ranks()), 0);
     queue_.reserve(static_cast<std::size_t>(rows_));
     next_.reserve(static_cast<std::size_t>(rows_));
+    inbox_list_.resize(static_cast<std::size_t>(rows_));
+    inbox_.emplace(claim_inbox{nullptr, inbox_list_.data(), &inbox_count_, 0});
   }
 
   // The parents of the last search (dist::block over the vertices).
@@ -109,6 +122,7 @@ class bfs_solver {
     for (vertex_t l = 0; l < rows_; ++l) parent[l] = in_search;
     std::copy(never_.begin(), never_.end(), visited_.begin());
     std::fill(claimed_.begin(), claimed_.end(), 0);
+    (*inbox_)->parent = parent;
     queue_.clear();
     stats_ = {};
     const vertex_partition& p = c_.partition;
@@ -147,6 +161,7 @@ class bfs_solver {
       previous_frontier = frontier;
       next_.clear();
       claim_level_ = static_cast<vertex_t>(stats_.levels + 1) << level_shift;
+      (*inbox_)->claim_level = claim_level_;
       if (bottom_up) {
         bottom_up_level(parent);
         ++stats_.bottom_up_levels;
@@ -191,6 +206,29 @@ class bfs_solver {
   static constexpr int level_shift = 40;
   static constexpr vertex_t parent_mask = (vertex_t{1} << level_shift) - 1;
 
+  // Claims `word` (unclaimed: in_search) with `value`; true when this call claimed it.
+  static bool claim(vertex_t& word, vertex_t value) noexcept {
+    std::atomic_ref<vertex_t> w(word);
+    vertex_t expected = in_search;
+    return w.load(std::memory_order_relaxed) == in_search &&
+           w.compare_exchange_strong(expected, value, std::memory_order_relaxed);
+  }
+
+  // Where remote claims (bfs_claims::rpc) land at their owner; rpc bodies run as tasks of the
+  // owner's arena, concurrently with each other and with the owner's own claims.
+  struct claim_inbox {
+    vertex_t* parent;                   // the owner's parent words
+    std::uint32_t* list;                // the vertices won by remote claims this level
+    std::atomic<std::uint32_t>* count;  // entries of list
+    vertex_t claim_level;               // this level's claims' level, shifted
+  };
+  static void claim_at_owner(dist_object<claim_inbox>& box, std::uint32_t l, vertex_t u) {
+    const claim_inbox& in = *box;
+    if (claim(in.parent[l], in.claim_level | u)) {
+      in.list[in.count->fetch_add(1, std::memory_order_relaxed)] = l;
+    }
+  }
+
   rank_t owner_of(vertex_t v) const noexcept {
     return block_shift_ >= 0 ? static_cast<rank_t>(v >> block_shift_) : c_.partition.owner(v);
   }
@@ -224,22 +262,41 @@ class bfs_solver {
         const vertex_t v = targets[i];
         const rank_t o = owner_of(v);
         if (o == me) {
-          std::atomic_ref<vertex_t> word(parent[v - first]);
-          vertex_t expected = in_search;
-          if (word.load(std::memory_order_relaxed) == in_search) {
-            word.compare_exchange_strong(expected, u, std::memory_order_relaxed);
+          // The first claim wins and lists the vertex (a later aggregated atomic_min of the
+          // same level may still lower its parent).
+          const vertex_t l_v = v - first;
+          if (claim(parent[l_v], u)) {
+            mark_visited(l_v);
+            next_.push_back(static_cast<std::uint32_t>(l_v));
           }
+          continue;
+        }
+        std::uint64_t& word = claimed_[static_cast<std::size_t>(v) / 64];
+        const std::uint64_t bit = std::uint64_t{1} << (v % 64);
+        if ((word & bit) != 0) continue;
+        word |= bit;
+        const auto l_v = static_cast<std::uint32_t>(v - c_.partition.first(o));
+        if (tuning_.claims == bfs_claims::rpc) {
+          agg_.rpc_ff(o, &claim_at_owner, *inbox_, l_v, first + l);
         } else {
-          std::uint64_t& word = claimed_[static_cast<std::size_t>(v) / 64];
-          const std::uint64_t bit = std::uint64_t{1} << (v % 64);
-          if ((word & bit) != 0) continue;
-          word |= bit;
-          agg_.atomic_min(blocks_[static_cast<std::size_t>(o)] + (v - c_.partition.first(o)), u);
+          agg_.atomic_min(blocks_[static_cast<std::size_t>(o)] + l_v, u);
         }
       }
     }
+    if (tuning_.claims == bfs_claims::rpc) {
+      quiet();      // every claim this rank sent ran at its owner
+      barrier(t_);  // and every other rank's
+      const std::uint32_t n = inbox_count_.load(std::memory_order_acquire);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        mark_visited(inbox_list_[i]);
+        next_.push_back(inbox_list_[i]);
+      }
+      inbox_count_.store(0, std::memory_order_relaxed);
+      return;
+    }
     agg_.flush();
     barrier(t_);  // every rank's claims applied: no word changes until the next level
+    if (c_.partition.ranks() == 1) return;  // no claim came from elsewhere
     // The vertices claimed in this level: claimed words not yet visited. A block of 64 words
     // all unclaimed ANDs to in_search (all ones), skipped without looking at its bits.
     for (std::size_t w = 0; w < visited_.size(); ++w) {
@@ -306,6 +363,9 @@ class bfs_solver {
   std::vector<std::uint32_t> next_;
   bfs_stats stats_;
   vertex_t claim_level_ = 0;  // this level's claims' level, shifted
+  std::vector<std::uint32_t> inbox_list_;
+  std::atomic<std::uint32_t> inbox_count_{0};
+  std::optional<dist_object<claim_inbox>> inbox_;
   aggregator agg_;
 };
 

@@ -59,7 +59,9 @@ struct kernel_failure {
 bool run_bfs(const graph_input& in, const gr::graph500_options& o, const oneside::team& t,
              gr::kernel_result& result, std::uint64_t& state_bytes, kernel_failure& failure) {
   const gr::bfs_kind kind = o.bfs == "topdown" ? gr::bfs_kind::topdown : gr::bfs_kind::diropt;
-  gr::bfs_solver solver(in.csr, t);
+  gr::bfs_tuning tuning;
+  tuning.claims = o.claims == "rpc" ? gr::bfs_claims::rpc : gr::bfs_claims::atomic;
+  gr::bfs_solver solver(in.csr, t, tuning);
   std::optional<gr::bfs_validator> validator;
   if (o.validate) validator.emplace(in.csr, in.edges, t);
   result.name = "bfs";

@@ -15,8 +15,9 @@ struct graph500_options {
   int edgefactor = 16;
   std::uint64_t seed = 1;
   int nbfs = 64;
-  std::string bfs = "diropt";  // topdown | diropt
-  std::string json;            // a JSON record of the results there, when not empty
+  std::string bfs = "diropt";     // topdown | diropt
+  std::string claims = "atomic";  // how top-down levels claim remote vertices: atomic | rpc
+  std::string json;               // a JSON record of the results there, when not empty
   bool validate = true;
   // Testing only (not in the usage text): the first tree's root loses its parent before
   // validation, which must then fail on every rank.
@@ -46,6 +47,8 @@ inline graph500_options parse_graph500_options(int argc, char** argv, std::strin
       in.number(o.nbfs, 1, 1 << 16);
     } else if (in.name() == "--bfs") {
       in.choice(o.bfs, bfs_variants(), "--bfs variant");
+    } else if (in.name() == "--claims") {
+      in.choice(o.claims, {"atomic", "rpc"}, "--claims value");
     } else if (in.name() == "--json") {
       if (const auto v = in.value()) {
         if (v->empty()) in.fail("option --json needs a file name");
@@ -66,7 +69,7 @@ inline graph500_options parse_graph500_options(int argc, char** argv, std::strin
 inline void print_graph500_usage() {
   std::printf(
       "usage: graph500 [--scale S] [--edgefactor E] [--seed X] [--nbfs K] [--bfs V]\n"
-      "                [--json PATH] [--no-validate]\n"
+      "                [--claims atomic|rpc] [--json PATH] [--no-validate]\n"
       "  Graph500 (v3) breadth-first search on a Kronecker graph of 2^S vertices and E x 2^S\n"
       "  edges: kernel 1 builds the distributed CSR (construction_time), kernel 2 searches\n"
       "  from K keys, each tree validated; results in the reference's format.\n"
@@ -75,6 +78,8 @@ inline void print_graph500_usage() {
       "  --seed X         the generator's seed (default 1)\n"
       "  --nbfs K         search keys (default 64)\n"
       "  --bfs V          %s (default diropt: direction-optimizing)\n"
+      "  --claims C       top-down claims of remote vertices: atomic (aggregated atomic_min,\n"
+      "                   the default) or rpc (aggregated rpc_ff)\n"
       "  --json PATH      also write the results as one JSON record to PATH\n"
       "  --no-validate    skip validation (no \"Solution validates\")\n"
       "  --help           this text\n",

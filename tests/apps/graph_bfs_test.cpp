@@ -1,9 +1,9 @@
 // Graph500 kernel 2 (apps/graph/bfs.hpp) and its validation (apps/graph/bfs_validate.hpp) at
-// every rank count: both BFS variants give trees whose levels equal the serial BFS's from
-// several roots, on graphs whose blocks are and are not multiples of 64 vertices and with ranks
-// that own no vertex; the validator accepts them (and another valid choice of parents), and
-// rejects deliberately corrupted trees naming the rule and the vertex; the search keys and the
-// TEPS edge counts do not depend on the rank count.
+// every rank count: both BFS variants, with either way of claiming remote vertices, give trees
+// whose levels equal the serial BFS's from several roots, on graphs whose blocks are and are not
+// multiples of 64 vertices and with ranks that own no vertex; the validator accepts them (and
+// another valid choice of parents), and rejects deliberately corrupted trees naming the rule and
+// the vertex; the search keys and the TEPS edge counts do not depend on the rank count.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -64,20 +64,24 @@ void expect_searches_match_serial(int scale, int edgefactor, std::uint64_t seed,
   const gr::dist_csr c = gr::build_dist_csr(g, world());
   const gr::serial::csr s = gr::serial::build_csr(g);
   const std::vector<gr::edge> edges = gr::edge_share(g, world());
-  gr::bfs_solver solver(c, world());
   gr::bfs_validator validator(c, edges, world());
   const std::vector<vertex_t> roots = gr::select_roots(c, keys, world());
-  for (const gr::bfs_kind kind : {gr::bfs_kind::topdown, gr::bfs_kind::diropt}) {
-    for (const vertex_t root : roots) {
-      solver.run(root, kind);
-      const std::vector<vertex_t> parent = all_parents(solver.parents());
-      EXPECT_EQ(parent[static_cast<std::size_t>(root)], root);
-      const std::vector<std::int64_t> want = gr::serial::bfs_levels(s, root);
-      EXPECT_EQ(levels_of(parent, root), want)
-          << gr::name_of(kind) << " scale " << scale << " root " << root;
-      const gr::bfs_verdict v = validator.validate(solver.parents(), root);
-      EXPECT_TRUE(v.is_valid()) << gr::name_of(kind) << " root " << root << ": " << v.message();
-      EXPECT_EQ(solver.traversed_edges(), component_edges(g, want));
+  for (const gr::bfs_claims claims : {gr::bfs_claims::atomic, gr::bfs_claims::rpc}) {
+    gr::bfs_tuning tuning;
+    tuning.claims = claims;
+    gr::bfs_solver solver(c, world(), tuning);
+    for (const gr::bfs_kind kind : {gr::bfs_kind::topdown, gr::bfs_kind::diropt}) {
+      for (const vertex_t root : roots) {
+        solver.run(root, kind);
+        const std::vector<vertex_t> parent = all_parents(solver.parents());
+        EXPECT_EQ(parent[static_cast<std::size_t>(root)], root);
+        const std::vector<std::int64_t> want = gr::serial::bfs_levels(s, root);
+        EXPECT_EQ(levels_of(parent, root), want)
+            << gr::name_of(kind) << " scale " << scale << " root " << root;
+        const gr::bfs_verdict v = validator.validate(solver.parents(), root);
+        EXPECT_TRUE(v.is_valid()) << gr::name_of(kind) << " root " << root << ": " << v.message();
+        EXPECT_EQ(solver.traversed_edges(), component_edges(g, want));
+      }
     }
   }
 }
