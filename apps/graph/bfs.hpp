@@ -4,17 +4,18 @@
 // rows. Two variants, level-synchronous, chosen by bfs_kind:
 //
 //   topdown  each rank expands its part of the frontier: for each arc u → v of a frontier vertex
-//            u, v's parent word is claimed with u — by a CPU compare-exchange when v is local,
-//            else by an atomic_min through an aggregator (one message per few hundred claims).
-//            During the search a claimed word holds (level << 40) | parent, so the minimum
-//            keeps the first level's claim: a claim of a later level on a vertex reached
-//            before changes nothing, and among claims of one level the smallest parent wins.
-//            A rank claims each remote vertex at most once per search (a bitmap of the
-//            vertices it claimed): once claimed, a vertex is reached at that level or before,
-//            so a second claim could not win. This bounds the messages by the vertices rather
-//            than the arcs. After
-//            the level: flush(), a barrier, and a scan of the rank's parent words finds the
-//            vertices claimed in it (the next frontier).
+//            u, v's parent word is claimed with u — by a CPU compare-exchange when v is local
+//            (the winner joins the next frontier at once), else through an aggregator (one
+//            message per few hundred claims), as an atomic_min on the word or an rpc_ff whose
+//            body claims it at the owner (bfs_claims). During the search a claimed word holds
+//            (level << 40) | parent, so the minimum keeps the first level's claim: a claim of a
+//            later level on a vertex reached before changes nothing, and among claims of one
+//            level the smallest parent wins. A rank claims each remote vertex at most once per
+//            search (a bitmap of the vertices it claimed): once claimed, a vertex is reached at
+//            that level or before, so a second claim could not win; the messages are bounded by
+//            the vertices rather than the arcs. After the level: flush() (quiet() for rpc
+//            claims), a barrier, and the remotely claimed vertices join the next frontier (found
+//            by a scan of the unvisited words, or listed by the rpc bodies).
 //   diropt   Beamer's direction-optimizing BFS: top-down levels as above while the frontier is
 //            small; bottom-up levels when the frontier's arcs m_f exceed the unexplored
 //            vertices' arcs m_u / alpha, until the frontier shrinks below n / beta. Bottom-up,
@@ -75,7 +76,8 @@ class bfs_solver {
  public:
   static constexpr vertex_t unreached = -1;
 
-  // Collective over the csr's team `t`: the parent array and this rank's buffers.
+  // Collective over the csr's team `t`, which must be the world (the rpc claims' inbox is a
+  // dist_object): the parent array and this rank's buffers.
   bfs_solver(const dist_csr& c, const team& t, bfs_tuning tuning = {})
       : c_(c),
         t_(t),
