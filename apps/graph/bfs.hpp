@@ -193,13 +193,13 @@ class bfs_solver {
     return allreduce(t_, count, op::sum);
   }
 
-  // Bytes this rank holds for the searches (parents, bitmaps, frontier queues).
+  // Bytes this rank holds for the searches (parents, bitmaps, frontier queues, rpc inbox).
   std::uint64_t state_bytes() const noexcept {
     return static_cast<std::uint64_t>(rows_) * sizeof(vertex_t) +
            (never_.size() + visited_.size() + claimed_.size() + frontier_bits_.size() +
             all_frontier_bits_.size()) *
                sizeof(std::uint64_t) +
-           (queue_.capacity() + next_.capacity()) * sizeof(std::uint32_t);
+           (queue_.capacity() + next_.capacity() + inbox_list_.size()) * sizeof(std::uint32_t);
   }
 
  private:
