@@ -266,7 +266,10 @@ class bfs_solver {
         if (o == me) {
           // The first claim wins and lists the vertex (a later aggregated atomic_min of the
           // same level may still lower its parent).
+          // The visited bitmap (n/64 words, cached) spares most arcs the parent word (a cache
+          // miss); a vertex claimed remotely in this level shows in the word only.
           const vertex_t l_v = v - first;
+          if (is_visited(l_v)) continue;
           if (claim(parent[l_v], u)) {
             mark_visited(l_v);
             next_.push_back(static_cast<std::uint32_t>(l_v));
