@@ -264,10 +264,10 @@ class bfs_solver {
         const vertex_t v = targets[i];
         const rank_t o = owner_of(v);
         if (o == me) {
-          // The first claim wins and lists the vertex (a later aggregated atomic_min of the
-          // same level may still lower its parent).
           // The visited bitmap (n/64 words, cached) spares most arcs the parent word (a cache
-          // miss); a vertex claimed remotely in this level shows in the word only.
+          // miss); a vertex claimed remotely in this level shows in the word only. The first
+          // claim of the word wins and lists the vertex (an aggregated atomic_min of the same
+          // level may still lower its parent).
           const vertex_t l_v = v - first;
           if (is_visited(l_v)) continue;
           if (claim(parent[l_v], u)) {
