@@ -5,7 +5,10 @@
 // another valid choice of parents), and rejects deliberately corrupted trees naming the rule and
 // the vertex; the search keys and the TEPS edge counts do not depend on the rank count.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include <oneside/oneside.hpp>
@@ -13,6 +16,7 @@
 #include "graph/bfs.hpp"
 #include "graph/bfs_validate.hpp"
 #include "graph/dist_graph.hpp"
+#include "graph/graph500_output.hpp"
 #include "graph/serial.hpp"
 #include "rank_test.hpp"
 
@@ -131,6 +135,55 @@ TEST_F(GraphBfs, SearchKeysDoNotDependOnTheRankCount) {
   std::uint64_t searchable = 0;
   for (vertex_t v = 0; v < s.vertex_count; ++v) searchable += s.degree(v) > 0 ? 1U : 0U;
   EXPECT_EQ(gr::searchable_vertices(c, world()), searchable);
+}
+
+TEST_F(GraphBfs, StatisticsAreTheReferences) {
+  // The reference's get_statistics: quartiles as means of two order statistics.
+  const gr::statistics s = gr::statistics_of({4.0, 1.0, 3.0, 2.0});
+  EXPECT_EQ(s.minimum, 1.0);
+  EXPECT_EQ(s.first_quartile, 1.5);
+  EXPECT_EQ(s.median, 2.5);
+  EXPECT_EQ(s.third_quartile, 3.5);
+  EXPECT_EQ(s.maximum, 4.0);
+  EXPECT_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.stddev, std::sqrt(5.0 / 3.0));
+  const gr::statistics five = gr::statistics_of({5.0, 1.0, 4.0, 2.0, 3.0});
+  EXPECT_EQ(five.first_quartile, 2.0);
+  EXPECT_EQ(five.median, 3.0);
+  EXPECT_EQ(five.third_quartile, 4.0);
+  // TEPS from seconds per edge: the harmonic mean of the rates.
+  const gr::kernel_result k{"bfs", {1.0, 2.0}, {10.0, 10.0}, {0.5, 0.5}};
+  const gr::teps_statistics t = gr::teps_of(k);
+  EXPECT_DOUBLE_EQ(t.harmonic_mean, 1.0 / 0.15);
+  EXPECT_DOUBLE_EQ(t.minimum, 5.0);
+  EXPECT_DOUBLE_EQ(t.maximum, 10.0);
+}
+
+TEST_F(GraphBfs, ResultsPrintInTheReferencesFormat) {
+  gr::run_info r;
+  r.scale = 18;
+  r.edgefactor = 16;
+  r.nbfs = 2;
+  r.ranks = 2;
+  const gr::kernel_result k{"bfs", {1.0, 2.0}, {10.0, 10.0}, {0.5, 0.5}};
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  gr::print_results(f, r, {k});
+  std::rewind(f);
+  std::string text;
+  for (int ch = std::fgetc(f); ch != EOF; ch = std::fgetc(f)) text += static_cast<char>(ch);
+  std::fclose(f);
+  for (const char* line :
+       {"SCALE:                          18\n", "edgefactor:                     16\n",
+        "NBFS:                           2\n", "num_mpi_processes:              2\n",
+        "bfs  min_time:                  1\n", "min_nedge:                      10\n",
+        "bfs  max_TEPS:                  10\n", "bfs  harmonic_mean_TEPS:     !  6.66667\n",
+        "bfs  mean_validate:             0.5\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << " not in\n" << text;
+  }
+  EXPECT_LT(text.find("construction_time:"), text.find("bfs  min_time:"));
+  EXPECT_LT(text.find("stddev_nedge:"), text.find("bfs  min_TEPS:"));
+  EXPECT_LT(text.find("bfs  harmonic_stddev_TEPS:"), text.find("bfs  min_validate:"));
 }
 
 // A valid diropt tree of a scale-10 graph, and the serial facts to corrupt it with.
