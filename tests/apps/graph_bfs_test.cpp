@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -135,6 +137,20 @@ TEST_F(GraphBfs, SearchKeysDoNotDependOnTheRankCount) {
   std::uint64_t searchable = 0;
   for (vertex_t v = 0; v < s.vertex_count; ++v) searchable += s.degree(v) > 0 ? 1U : 0U;
   EXPECT_EQ(gr::searchable_vertices(c, world()), searchable);
+}
+
+TEST_F(GraphBfs, KernelOneFromTheEdgeListBuildsTheSameRows) {
+  const gr::kronecker g(10, 16, 13);
+  const std::vector<gr::edge> share = gr::edge_share(g, world());
+  const gr::dist_csr from_list = gr::build_dist_csr(g, share, world());
+  const gr::dist_csr generated = gr::build_dist_csr(g, world());
+  EXPECT_EQ(from_list.offsets, generated.offsets);
+  EXPECT_EQ(from_list.targets, generated.targets);
+  EXPECT_EQ(from_list.weights, generated.weights);
+  EXPECT_EQ(from_list.global_arcs, generated.global_arcs);
+  // A share of another size is refused (on every rank here: each drops an edge).
+  const std::span<const gr::edge> short_share(share.data(), share.size() - 1);
+  EXPECT_THROW((void)gr::build_dist_csr(g, short_share, world()), std::invalid_argument);
 }
 
 TEST_F(GraphBfs, StatisticsAreTheReferences) {
