@@ -7,16 +7,20 @@
 // through global pointers, aggregators and rpc.
 //
 // Kernel 1: each rank generates its share of the edge list (kronecker.hpp; the share does not
-// change the edges), drops self-loops, sends arc u → v to the owner of u and v → u to the owner
-// of v (one alltoallv of 16-byte arcs), and sorts what it received into CSR rows by a counting
-// sort. A row keeps its arcs in the order of their edges in the list, so the graph — every
-// row's neighbours and weights — is the same at every rank count, and equals serial::build_csr.
+// change the edges) or takes it from the list it holds (the overload graph500 times, as
+// Graph500's kernel 1 starts from the edge list), drops self-loops, sends arc u → v to the owner of
+// u and v → u to the owner of v (one alltoallv of 16-byte arcs), and sorts what it received into
+// CSR rows by a counting sort. A row keeps its arcs in the order of their edges in the list, so the
+// graph — every row's neighbours and weights — is the same at every rank count, and equals
+// serial::build_csr.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <oneside/oneside.hpp>
@@ -82,10 +86,9 @@ struct arc {
   float weight = 0.0F;
 };
 
-}  // namespace detail
-
-// Kernel 1, collective over `t`: this rank's rows of the graph `g`.
-inline dist_csr build_dist_csr(const kronecker& g, const team& t) {
+// Kernel 1 over this rank's share of the edges, edge_of(e) giving edge e of the list.
+template <class EdgeOf>
+dist_csr build_dist_csr_from(const kronecker& g, const team& t, EdgeOf edge_of) {
   const int ranks = t.size();
   const rank_t me = t.rank();
   dist_csr c{g, vertex_partition(g.vertex_count(), ranks), me, 0, {}, {}, {}, 0};
@@ -97,7 +100,7 @@ inline dist_csr build_dist_csr(const kronecker& g, const team& t) {
   // the arcs themselves).
   std::vector<count_t> send_counts(static_cast<std::size_t>(ranks), 0);
   for (std::uint64_t e = mine.begin; e < mine.end; ++e) {
-    const edge x = g.edge_at(e);
+    const edge x = edge_of(e);
     if (x.u == x.v) continue;
     ++send_counts[static_cast<std::size_t>(part.owner(x.u))];
     ++send_counts[static_cast<std::size_t>(part.owner(x.v))];
@@ -107,7 +110,7 @@ inline dist_csr build_dist_csr(const kronecker& g, const team& t) {
   std::vector<detail::arc> out(static_cast<std::size_t>(send_displs.back() + send_counts.back()));
   std::vector<count_t> next = send_displs;
   for (std::uint64_t e = mine.begin; e < mine.end; ++e) {
-    const edge x = g.edge_at(e);
+    const edge x = edge_of(e);
     if (x.u == x.v) continue;
     const float w = g.weight_at(e);
     const rank_t ou = part.owner(x.u);
@@ -143,6 +146,29 @@ inline dist_csr build_dist_csr(const kronecker& g, const team& t) {
   }
   c.global_arcs = allreduce(t, static_cast<std::uint64_t>(in.size()), op::sum);
   return c;
+}
+
+}  // namespace detail
+
+// Kernel 1, collective over `t`: this rank's rows of the graph `g` (its share of the edges
+// generated here, twice: once to count, once to place).
+inline dist_csr build_dist_csr(const kronecker& g, const team& t) {
+  return detail::build_dist_csr_from(g, t, [&g](std::uint64_t e) { return g.edge_at(e); });
+}
+
+// Kernel 1 as Graph500 times it, from the edge list: `share` holds edges [begin, end) of g's
+// list, this rank's share_of(g.edge_count(), t.size(), t.rank()) (the weights are generated).
+// The same rows as build_dist_csr(g, t). Errors: std::invalid_argument (on this rank) when
+// `share` has another size.
+inline dist_csr build_dist_csr(const kronecker& g, std::span<const edge> share, const team& t) {
+  const index_range mine = share_of(g.edge_count(), t.size(), t.rank());
+  if (share.size() != mine.end - mine.begin) {
+    throw std::invalid_argument("build_dist_csr: rank " + std::to_string(t.rank()) + " got " +
+                                std::to_string(share.size()) + " edges, its share is " +
+                                std::to_string(mine.end - mine.begin));
+  }
+  return detail::build_dist_csr_from(
+      g, t, [&share, &mine](std::uint64_t e) { return share[e - mine.begin]; });
 }
 
 }  // namespace oneside::apps::graph

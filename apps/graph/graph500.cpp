@@ -1,0 +1,170 @@
+// The Graph500 (version 3) benchmark on oneside: a Kronecker graph (kronecker.hpp, generated in
+// parallel, the same at every rank count), kernel 1 (the distributed CSR, dist_graph.hpp, timed
+// as construction_time) and kernel 2 (BFS from `--nbfs` search keys, bfs.hpp, in the variant
+// --bfs names), each tree validated by the specification's rules (bfs_validate.hpp), and the
+// results printed in the reference's format (graph500_output.hpp), with an optional JSON record.
+// "Solution validates" ends the output when every search validated.
+//
+//   oneside-run -n 2 graph500 --scale 18 --bfs diropt
+//
+// Each kernel is one function taking the graph and the keys and returning a kernel_result (its
+// per-search times and edge counts), so another kernel (SSSP) joins the list print_results gets.
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <oneside/oneside.hpp>
+
+#include "bfs.hpp"
+#include "bfs_validate.hpp"
+#include "common/app_main.hpp"
+#include "graph500_cli.hpp"
+#include "graph500_output.hpp"
+
+namespace {
+
+namespace gr = oneside::apps::graph;
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+// The slowest rank's time of `f` (started together after a barrier).
+template <class F>
+double timed(const oneside::team& t, F&& f) {
+  oneside::barrier(t);
+  const auto start = clock_type::now();
+  f();
+  return oneside::allreduce(t, seconds_since(start), oneside::op::max);
+}
+
+// The input and what the kernels share.
+struct graph_input {
+  const gr::dist_csr& csr;
+  const std::vector<gr::edge>& edges;  // this rank's share of the edge list (validation)
+  const std::vector<gr::vertex_t>& roots;
+};
+
+// A kernel failed validation: the message the root prints.
+struct kernel_failure {
+  std::string message;
+};
+
+// Kernel 2: a search from each key, timed, its edges counted, its tree validated. Returns false
+// (with `failure` set, the same at every rank) at the first tree that does not validate.
+bool run_bfs(const graph_input& in, const gr::graph500_options& o, const oneside::team& t,
+             gr::kernel_result& result, std::uint64_t& state_bytes, kernel_failure& failure) {
+  const gr::bfs_kind kind = o.bfs == "topdown" ? gr::bfs_kind::topdown : gr::bfs_kind::diropt;
+  gr::bfs_tuning tuning;
+  tuning.claims = o.claims == "rpc" ? gr::bfs_claims::rpc : gr::bfs_claims::atomic;
+  gr::bfs_solver solver(in.csr, t, tuning);
+  std::optional<gr::bfs_validator> validator;
+  if (o.validate) validator.emplace(in.csr, in.edges, t);
+  result.name = "bfs";
+  for (std::size_t i = 0; i < in.roots.size(); ++i) {
+    const gr::vertex_t root = in.roots[i];
+    result.times.push_back(timed(t, [&] { solver.run(root, kind); }));
+    result.nedges.push_back(static_cast<double>(solver.traversed_edges()));
+    if (!validator) {
+      result.validate_times.push_back(-1.0);
+      continue;
+    }
+    if (o.inject_error && i == 0 && in.csr.partition.owner(root) == in.csr.rank) {
+      solver.parents().local().data()[root - in.csr.first] = -1;
+    }
+    gr::bfs_verdict verdict;
+    result.validate_times.push_back(
+        timed(t, [&] { verdict = validator->validate(solver.parents(), root); }));
+    if (!verdict.is_valid()) {
+      failure.message = "BFS " + std::to_string(i) + " from root " + std::to_string(root) +
+                        " does not validate: " + verdict.message();
+      return false;
+    }
+  }
+  state_bytes = oneside::allreduce(t, solver.state_bytes(), oneside::op::sum);
+  return true;
+}
+
+int run(int argc, char** argv) {
+  const oneside::team& world = oneside::world();
+  const bool root = world.rank() == 0;
+  std::string error;
+  const gr::graph500_options o = gr::parse_graph500_options(argc, argv, error);
+  // Every rank leaves with status 1 together, after the root printed why (the launcher ends
+  // the job at the first failed rank).
+  auto fail = [&](const std::string& msg) {
+    if (root) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "graph500: error: %s\n", msg.c_str());
+    }
+    oneside::barrier(world);
+    return 1;
+  };
+  if (!error.empty()) return fail(error);
+  if (o.help) {
+    if (root) gr::print_graph500_usage();
+    return 0;
+  }
+
+  const gr::kronecker g(o.scale, o.edgefactor, o.seed);
+  gr::run_info info;
+  info.scale = o.scale;
+  info.edgefactor = o.edgefactor;
+  info.nbfs = o.nbfs;
+  info.seed = o.seed;
+  info.ranks = world.size();
+  info.variant = o.bfs;
+  info.edge_list_bytes = g.edge_count() * 2 * sizeof(gr::vertex_t);
+
+  // The edge list (this rank's share), then kernel 1 from it; the list stays for validation.
+  std::vector<gr::edge> edges;
+  info.graph_generation = timed(world, [&] { edges = gr::edge_share(g, world); });
+  std::optional<gr::dist_csr> csr;
+  info.construction_time = timed(world, [&] { csr.emplace(gr::build_dist_csr(g, edges, world)); });
+  if (!o.validate) edges = {};
+  info.csr_bytes =
+      oneside::allreduce(world,
+                         static_cast<std::uint64_t>(csr->offsets.size() * sizeof(std::uint64_t) +
+                                                    csr->targets.size() * sizeof(gr::vertex_t) +
+                                                    csr->weights.size() * sizeof(float)),
+                         oneside::op::sum);
+
+  const std::uint64_t searchable = gr::searchable_vertices(*csr, world);
+  if (static_cast<std::uint64_t>(o.nbfs) > searchable) {
+    return fail("option --nbfs: " + std::to_string(o.nbfs) + " search keys asked for, but only " +
+                std::to_string(searchable) + " vertices have edges (use a smaller --nbfs)");
+  }
+  const std::vector<gr::vertex_t> roots = gr::select_roots(*csr, o.nbfs, world);
+  const graph_input in{*csr, edges, roots};
+
+  std::vector<gr::kernel_result> kernels(1);
+  kernel_failure failure;
+  if (!run_bfs(in, o, world, kernels[0], info.bfs_state_bytes, failure)) {
+    if (root) std::printf("No results printed for invalid run.\n");
+    return fail(failure.message);
+  }
+  info.validated = o.validate;
+
+  if (root) {
+    std::printf("Graph500 v3 BFS on oneside (%s), %d ranks\n", o.bfs.c_str(), world.size());
+    gr::print_results(stdout, info, kernels);
+    std::printf("%-32s%.2f (CSR and BFS state; the edge list: 16)\n",
+                "bytes_per_edge:", gr::bytes_per_edge(info));
+  }
+  int json_ok = 1;
+  if (root && !o.json.empty()) json_ok = gr::write_json(o.json, info, kernels) ? 1 : 0;
+  json_ok = oneside::broadcast(world, json_ok, 0);
+  if (json_ok == 0) return fail("option --json: cannot write '" + o.json + "'");
+  if (root && info.validated) std::printf("Solution validates\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return oneside::apps::app_main("graph500", argc, argv, run);
+}
