@@ -71,6 +71,22 @@ class option_reader {
     out = static_cast<T>(x);
   }
 
+  // The value as a real number in [lo, hi] into `out`; an error (out unchanged) otherwise
+  // (a NaN is outside every range).
+  template <class T>
+  requires std::is_floating_point_v<T>
+  void real(T& out, double lo, double hi, const char* range) {
+    const auto v = value();
+    if (!v) return;
+    double x = 0.0;
+    if (!parse_number(*v, x) || !(x >= lo && x <= hi)) {
+      fail("option " + std::string(name_) + ": '" + std::string(*v) + "' is not a number in " +
+           range);
+      return;
+    }
+    out = static_cast<T>(x);
+  }
+
   // The value, one of `known` (what `what` names in the error otherwise) into `out`.
   void choice(std::string& out, const std::vector<std::string>& known, const char* what) {
     const auto v = value();

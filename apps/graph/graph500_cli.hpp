@@ -19,9 +19,12 @@ struct graph500_options {
   std::string claims = "atomic";  // how top-down levels claim remote vertices: atomic | rpc
   std::string json;               // a JSON record of the results there, when not empty
   bool validate = true;
+  bool sssp = true;    // kernel 3 after kernel 2 (--no-sssp: BFS only)
+  float delta = 0.1F;  // SSSP's bucket width (weights are uniform in [0, 1))
   // Testing only (not in the usage text): the first tree's root loses its parent before
   // validation, which must then fail on every rank.
   bool inject_error = false;
+  bool inject_sssp_error = false;  // the same for the first SSSP result (its root's distance)
   bool help = false;
 };
 
@@ -56,8 +59,14 @@ inline graph500_options parse_graph500_options(int argc, char** argv, std::strin
       }
     } else if (in.name() == "--no-validate") {
       o.validate = false;
+    } else if (in.name() == "--no-sssp") {
+      o.sssp = false;
+    } else if (in.name() == "--delta") {
+      in.real(o.delta, 1e-6, 1e6, "[1e-06, 1e+06]");
     } else if (in.name() == "--inject-error") {
       o.inject_error = true;
+    } else if (in.name() == "--inject-sssp-error") {
+      o.inject_sssp_error = true;
     } else {
       in.fail_unknown();
     }
@@ -69,7 +78,8 @@ inline graph500_options parse_graph500_options(int argc, char** argv, std::strin
 inline void print_graph500_usage() {
   std::printf(
       "usage: graph500 [--scale S] [--edgefactor E] [--seed X] [--nbfs K] [--bfs V]\n"
-      "                [--claims atomic|rpc] [--json PATH] [--no-validate]\n"
+      "                [--claims atomic|rpc] [--delta D] [--no-sssp] [--json PATH]\n"
+      "                [--no-validate]\n"
       "  Graph500 (v3) breadth-first search on a Kronecker graph of 2^S vertices and E x 2^S\n"
       "  edges: kernel 1 builds the distributed CSR (construction_time), kernel 2 searches\n"
       "  from K keys, each tree validated; results in the reference's format.\n"
@@ -80,6 +90,8 @@ inline void print_graph500_usage() {
       "  --bfs V          %s (default diropt: direction-optimizing)\n"
       "  --claims C       top-down claims of remote vertices: atomic (aggregated atomic_min,\n"
       "                   the default) or rpc (aggregated rpc_ff)\n"
+      "  --delta D        SSSP's bucket width (default 0.1; weights are in [0, 1))\n"
+      "  --no-sssp        skip kernel 3 (SSSP from the same keys)\n"
       "  --json PATH      also write the results as one JSON record to PATH\n"
       "  --no-validate    skip validation (no \"Solution validates\")\n"
       "  --help           this text\n",

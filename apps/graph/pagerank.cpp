@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -38,16 +39,6 @@ struct options {
   bool help = false;
 };
 
-bool parse_real(std::string_view s, double& out) {
-  try {
-    std::size_t used = 0;
-    out = std::stod(std::string(s), &used);
-    return used == s.size();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
 options parse(int argc, char** argv, std::string& error) {
   options o;
   oneside::apps::option_reader in(argc, argv);
@@ -59,16 +50,10 @@ options parse(int argc, char** argv, std::string& error) {
     } else if (in.name() == "--iterations") {
       in.number(o.iterations, 1, 1 << 20);
       iterations_given = true;
-    } else if (in.name() == "--tolerance" || in.name() == "--damping") {
-      const std::string name(in.name());
-      const auto v = in.value();
-      double x = 0.0;
-      if (v && (!parse_real(*v, x) || !(x >= 0.0) || (name == "--damping" && x > 1.0))) {
-        in.fail("option " + name + ": '" + std::string(*v) + "' is not a number in " +
-                (name == "--damping" ? "[0, 1]" : "[0, inf)"));
-      } else if (v) {
-        (name == "--damping" ? o.damping : o.tolerance) = x;
-      }
+    } else if (in.name() == "--tolerance") {
+      in.real(o.tolerance, 0.0, std::numeric_limits<double>::infinity(), "[0, inf)");
+    } else if (in.name() == "--damping") {
+      in.real(o.damping, 0.0, 1.0, "[0, 1]");
     } else if (in.name() == "--verify") {
       o.verify = true;
     } else {

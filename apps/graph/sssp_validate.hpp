@@ -57,7 +57,7 @@ struct sssp_verdict {
   vertex_t vertex = -1;              // the smallest vertex failing it
   std::uint64_t edges = 0;           // input edges with both ends reached
 
-  bool valid() const noexcept { return rule == sssp_rule::none; }
+  bool is_valid() const noexcept { return rule == sssp_rule::none; }
   std::string message() const {
     switch (rule) {
       case sssp_rule::none:

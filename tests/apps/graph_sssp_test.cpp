@@ -74,7 +74,7 @@ void expect_dijkstra(int scale, std::uint64_t seed, const std::vector<float>& de
         }
       }
       const gr::sssp_verdict v = gr::validate_sssp(c, root, r);
-      EXPECT_TRUE(v.valid()) << v.message() << " (root " << root << ", delta " << delta << ")";
+      EXPECT_TRUE(v.is_valid()) << v.message() << " (root " << root << ", delta " << delta << ")";
       EXPECT_EQ(v.edges, reached_edges(s, want));
       EXPECT_GT(solver.stats().phases, 0U);
     }
@@ -101,7 +101,7 @@ TEST_F(GraphSssp, TheFreeFunctionRunsOneSolve) {
   const gr::serial::csr s = gr::serial::build_csr(g);
   const vertex_t root = roots_of(g, s, 1).at(0);
   const gr::sssp_result r = gr::sssp(c, root, 0.1F);
-  EXPECT_TRUE(gr::validate_sssp(c, root, r).valid());
+  EXPECT_TRUE(gr::validate_sssp(c, root, r).is_valid());
   if (c.partition.owner(root) == rank()) {
     EXPECT_EQ(r.distance[static_cast<std::size_t>(root - c.first)], 0.0F);
     EXPECT_EQ(r.parent[static_cast<std::size_t>(root - c.first)], root);
@@ -130,7 +130,7 @@ TEST_F(GraphSssp, BadArgumentsAreRejectedOnEveryRank) {
   expect_arg([&] { (void)gr::validate_sssp(c, 0, short_result); }, "parents for");
   // The solver still works after the rejected calls.
   const gr::sssp_result r = solver.run(g.root_candidate(0), 0.2F);
-  EXPECT_TRUE(gr::validate_sssp(c, g.root_candidate(0), r).valid());
+  EXPECT_TRUE(gr::validate_sssp(c, g.root_candidate(0), r).is_valid());
 }
 
 // A correct result of every vertex on every rank (to corrupt the same way everywhere).
@@ -156,7 +156,7 @@ class GraphSsspValidation : public RankTest {
     full_.parent.resize(static_cast<std::size_t>(n));
     allgatherv(world(), r.distance, full_.distance, counts, displs);
     allgatherv(world(), r.parent, full_.parent, counts, displs);
-    ASSERT_TRUE(gr::validate_sssp(c_, root_, local(full_)).valid());
+    ASSERT_TRUE(gr::validate_sssp(c_, root_, local(full_)).is_valid());
     for (vertex_t v = 0; v < n; ++v) {
       const vertex_t p = full_.parent[static_cast<std::size_t>(v)];
       if (p >= 0 && p != v) ++children_[static_cast<std::size_t>(p)];

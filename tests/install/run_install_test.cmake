@@ -42,14 +42,14 @@ message(STATUS "installed oneside works from a separate project:\n${last_output}
 if(APP_DIR)
   # The README's demo from the installed copy, smaller, and the pgas examples: each verifies
   # its own results. They must find the installed libraries (their RPATH), not the build's.
-  foreach(app stencil transpose shmem_style upcxx_style ring chase gups pagerank cc)
+  foreach(app stencil transpose shmem_style upcxx_style ring chase gups graph500 pagerank cc)
     if(NOT EXISTS ${PREFIX}/${APP_DIR}/${app})
       message(FATAL_ERROR "the install lacks ${APP_DIR}/${app}")
     endif()
   endforeach()
   foreach(app "stencil --n 200 --iterations 5 --variant pscw" "transpose 3 64 8" shmem_style
               upcxx_style "chase --nodes-per-rank 1000 --hops 2000 --fibers 16"
-              "gups --log2-table 12" "pagerank --scale 8 --verify" "cc --scale 8 --verify")
+              "gups --log2-table 12" "graph500 --scale 8 --nbfs 4" "pagerank --scale 8 --verify" "cc --scale 8 --verify")
     separate_arguments(args UNIX_COMMAND "${app}")
     list(POP_FRONT args name)
     run(${PREFIX}/bin/oneside-run -n 2 --timeout 60 ${PREFIX}/${APP_DIR}/${name} ${args})
