@@ -164,11 +164,24 @@ class bfs_search {
 
 class sssp_search {
  public:
-  sssp_search(const gp::csr& c, float delta)
-      : c_(c), delta_(delta), dist_(c.vertex_count), parent_(c.vertex_count) {}
+  sssp_search(const gp::csr& c, float delta, bool dijkstra)
+      : c_(c), delta_(delta), dijkstra_(dijkstra), dist_(c.vertex_count), parent_(c.vertex_count) {}
 
   const std::vector<float>& dist() const noexcept { return dist_; }
   const std::vector<std::int32_t>& parent() const noexcept { return parent_; }
+  void unpack(std::vector<float>& dist, std::vector<std::int32_t>& parent) const {
+    dist = dist_;
+    parent = parent_;
+  }
+
+  // The method chosen at construction (--sssp).
+  void run(vid root) {
+    if (dijkstra_) {
+      dijkstra(root);
+    } else {
+      delta_stepping(root);
+    }
+  }
 
   void reset(vid root) {
     std::fill(dist_.begin(), dist_.end(), std::numeric_limits<float>::infinity());
@@ -240,6 +253,7 @@ class sssp_search {
 
   const gp::csr& c_;
   float delta_;
+  bool dijkstra_;
   std::vector<float> dist_;
   std::vector<std::int32_t> parent_;
   std::vector<std::vector<vid>> buckets_;
@@ -351,6 +365,18 @@ class afforest {
   std::vector<vid> comp_;
 };
 
+// The kernels of this baseline (gp::run_kernels).
+struct kernels {
+  using bfs = bfs_search;
+  using cc = afforest;
+  static sssp_search sssp_for(const gp::csr& c, float delta, const gp::options& o) {
+    return {c, delta, o.sssp == "dijkstra"};
+  }
+  static std::vector<double> pagerank(const gp::csr& c, int iterations, std::vector<double>& rank) {
+    return ::pagerank(c, iterations, rank);
+  }
+};
+
 int run(int argc, char** argv) {
   const gp::program_info info{"graph_serial",
                               "single-thread COST baseline",
@@ -386,65 +412,7 @@ int run(int argc, char** argv) {
   if (!gp::has_keys(info.name, keys, o)) return 1;
   std::optional<gp::verifier> check;
   if (o.verify) check.emplace(g, o.corrupt);
-  bool ok = true;
-
-  if (o.runs("bfs")) {
-    bfs_search s(c);
-    s.run(keys[0]);  // warm-up, as the reference
-    for (std::size_t k = 0; k < keys.size(); ++k) {
-      t0 = gp::now();
-      s.run(keys[k]);
-      r.bfs.times.push_back(gp::now() - t0);
-      r.bfs.edges.push_back(gp::traversed_edges(c, [&](vid v) { return s.parent()[v] >= 0; }));
-      if (check) ok = gp::check(info.name, "bfs", check->bfs_tree(keys[k], s.parent())) && ok;
-    }
-  }
-  if (o.runs("sssp")) {
-    const double avg = static_cast<double>(c.arc_count()) / n;
-    const auto delta =
-        static_cast<float>(o.delta > 0 ? o.delta : info.delta_times_degree / std::max(1.0, avg));
-    sssp_search s(c, delta);
-    const auto search = [&](vid root) {
-      if (o.sssp == "dijkstra") {
-        s.dijkstra(root);
-      } else {
-        s.delta_stepping(root);
-      }
-    };
-    search(keys[0]);  // warm-up
-    for (std::size_t k = 0; k < keys.size(); ++k) {
-      t0 = gp::now();
-      search(keys[k]);
-      r.sssp.times.push_back(gp::now() - t0);
-      r.sssp.edges.push_back(gp::traversed_edges(c, [&](vid v) { return s.parent()[v] >= 0; }));
-      if (check)
-        ok = gp::check(info.name, "sssp", check->sssp(keys[k], s.dist(), s.parent())) && ok;
-    }
-  }
-  if (o.runs("pagerank")) {
-    std::vector<double> rank;
-    r.pagerank_iteration_times = pagerank(c, o.pagerank_iterations, rank);
-    if (check)
-      ok = gp::check(info.name, "pagerank", check->pagerank(rank, o.pagerank_iterations)) && ok;
-  }
-  if (o.runs("cc")) {
-    afforest a(c);
-    for (int i = 0; i < o.cc_runs; ++i) {
-      t0 = gp::now();
-      a.run();
-      r.cc_times.push_back(gp::now() - t0);
-    }
-    r.cc_components = 0;
-    for (vid v = 0; v < n; ++v) r.cc_components += a.labels()[v] == v ? 1U : 0U;
-    if (check) ok = gp::check(info.name, "cc", check->components(a.labels())) && ok;
-  }
-  gp::print_report(r);
-  if (o.verify) {
-    r.validated = ok;
-    std::printf(ok ? "Solution validates\n" : "Solution fails validation\n");
-  }
-  gp::write_json(r);
-  return ok ? 0 : 1;
+  return gp::finish(r, o, gp::run_kernels<kernels>(info, o, c, keys, check, r));
 }
 
 }  // namespace
