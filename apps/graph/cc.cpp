@@ -11,9 +11,9 @@
 #include "cc.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +23,7 @@
 #include "common/option_reader.hpp"
 #include "graph_input.hpp"
 #include "serial.hpp"
+#include "timing.hpp"
 
 namespace {
 
@@ -78,12 +79,9 @@ int run(int argc, char** argv) {
     return 0;
   }
   const gr::graph_input input(o.graph);
-  oneside::barrier(world);
-  const auto t0 = std::chrono::steady_clock::now();
-  const gr::dist_csr c = input.build(world);
-  const double construction = oneside::allreduce(
-      world, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-      oneside::op::max);
+  std::optional<gr::dist_csr> built;
+  const double construction = gr::timed(world, [&] { built.emplace(input.build(world)); });
+  const gr::dist_csr& c = *built;
   gr::cc_solver solver(c, world);
   gr::cc_result r;
   double best = 0.0;

@@ -12,7 +12,6 @@
 //
 // Each kernel is one function taking the graph and the keys and returning a kernel_result (its
 // per-search times and edge counts), so another kernel (SSSP) joins the list print_results gets.
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -28,24 +27,12 @@
 #include "graph500_output.hpp"
 #include "sssp.hpp"
 #include "sssp_validate.hpp"
+#include "timing.hpp"
 
 namespace {
 
 namespace gr = oneside::apps::graph;
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
-
-// The slowest rank's time of `f` (started together after a barrier).
-template <class F>
-double timed(const oneside::team& t, F&& f) {
-  oneside::barrier(t);
-  const auto start = clock_type::now();
-  f();
-  return oneside::allreduce(t, seconds_since(start), oneside::op::max);
-}
+using gr::timed;
 
 // The input and what the kernels share.
 struct graph_input {

@@ -12,10 +12,10 @@
 #include "pagerank.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +25,7 @@
 #include "common/option_reader.hpp"
 #include "graph_input.hpp"
 #include "serial.hpp"
+#include "timing.hpp"
 
 namespace {
 
@@ -91,12 +92,9 @@ int run(int argc, char** argv) {
     return 0;
   }
   const gr::graph_input input(o.graph);
-  oneside::barrier(world);
-  const auto t0 = std::chrono::steady_clock::now();
-  const gr::dist_csr c = input.build(world);
-  const double construction = oneside::allreduce(
-      world, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-      oneside::op::max);
+  std::optional<gr::dist_csr> built;
+  const double construction = gr::timed(world, [&] { built.emplace(input.build(world)); });
+  const gr::dist_csr& c = *built;
   gr::pagerank_solver solver(c, world);
   const gr::pagerank_result r = solver.run(o.damping, o.iterations, o.tolerance);
   const double seconds = oneside::allreduce(world, r.seconds, oneside::op::max);

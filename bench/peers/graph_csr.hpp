@@ -42,6 +42,28 @@ double traversed_edges(const csr& c, Reached reached) {
   return static_cast<double>(sum / 2);
 }
 
+// Afforest's sampling: the most frequent label among 1024 vertices picked by a fixed hash
+// (the giant component's, with high probability).
+inline vid most_frequent_label(const std::vector<vid>& comp) {
+  std::vector<vid> sample(1024);
+  for (std::uint64_t i = 0; i < sample.size(); ++i) {
+    sample[i] = comp[apps::graph::detail::mix64(i + 0x9e3779b97f4a7c15ULL) % comp.size()];
+  }
+  std::sort(sample.begin(), sample.end());
+  vid best = sample[0];
+  std::size_t best_run = 0;
+  for (std::size_t i = 0; i < sample.size();) {
+    std::size_t j = i;
+    while (j < sample.size() && sample[j] == sample[i]) ++j;
+    if (j - i > best_run) {
+      best_run = j - i;
+      best = sample[i];
+    }
+    i = j;
+  }
+  return best;
+}
+
 // The kernel runs of the shared-memory baselines (graph_serial, graph_tbb), timed as the
 // reference times them (a warm-up search first), edges counted for TEPS, each result checked
 // when `check` is given. K names the kernels:
@@ -119,6 +141,30 @@ inline int finish(report& r, const options& o, bool ok) {
   }
   write_json(r);
   return ok ? 0 : 1;
+}
+
+// A shared-memory baseline's whole run after its options: the graph generated (K::generate
+// fills the edge list), kernel 1 (K::build), the search keys, every kernel (run_kernels), the
+// report; main()'s status.
+template <class K>
+int run_baseline(const program_info& info, const options& o, report& r) {
+  const apps::graph::kronecker g(o.scale, o.edgefactor, o.seed);
+  const auto n = static_cast<vid>(g.vertex_count());
+  double t0 = now();
+  std::vector<weighted_edge> edges(g.edge_count());
+  K::generate(g, edges);
+  r.generation_time = now() - t0;
+  t0 = now();
+  const csr c = K::build(edges, n);
+  r.construction_time = now() - t0;
+  std::vector<weighted_edge>().swap(edges);
+
+  const std::vector<vid> keys = search_keys(
+      g, o.roots, [&](apps::graph::vertex_t v) { return c.degree(static_cast<vid>(v)); });
+  if (!has_keys(info.name, keys, o)) return 1;
+  std::optional<verifier> check;
+  if (o.verify) check.emplace(g, o.corrupt);
+  return finish(r, o, run_kernels<K>(info, o, c, keys, check, r));
 }
 
 }  // namespace oneside::bench::graph_peer

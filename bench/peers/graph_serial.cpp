@@ -340,26 +340,7 @@ class afforest {
       while (comp_[v] != comp_[comp_[v]]) comp_[v] = comp_[comp_[v]];
     }
   }
-  // The most frequent label among 1024 sampled vertices.
-  vid most_frequent() const {
-    std::vector<vid> sample(1024);
-    for (std::uint64_t i = 0; i < sample.size(); ++i) {
-      sample[i] = comp_[ag::detail::mix64(i + 0x9e3779b97f4a7c15ULL) % c_.vertex_count];
-    }
-    std::sort(sample.begin(), sample.end());
-    vid best = sample[0];
-    std::size_t best_run = 0;
-    for (std::size_t i = 0; i < sample.size();) {
-      std::size_t j = i;
-      while (j < sample.size() && sample[j] == sample[i]) ++j;
-      if (j - i > best_run) {
-        best_run = j - i;
-        best = sample[i];
-      }
-      i = j;
-    }
-    return best;
-  }
+  vid most_frequent() const { return gp::most_frequent_label(comp_); }
 
   const gp::csr& c_;
   std::vector<vid> comp_;
@@ -369,6 +350,15 @@ class afforest {
 struct kernels {
   using bfs = bfs_search;
   using cc = afforest;
+  static void generate(const ag::kronecker& g, std::vector<gp::weighted_edge>& edges) {
+    for (std::uint64_t e = 0; e < g.edge_count(); ++e) {
+      const ag::edge x = g.edge_at(e);
+      edges[e] = {static_cast<vid>(x.u), static_cast<vid>(x.v), g.weight_at(e)};
+    }
+  }
+  static gp::csr build(const std::vector<gp::weighted_edge>& edges, vid n) {
+    return ::build(edges, n);
+  }
   static sssp_search sssp_for(const gp::csr& c, float delta, const gp::options& o) {
     return {c, delta, o.sssp == "dijkstra"};
   }
@@ -389,30 +379,10 @@ int run(int argc, char** argv) {
               o.scale, o.edgefactor, static_cast<unsigned long long>(o.seed));
   std::fflush(stdout);
 
-  const ag::kronecker g(o.scale, o.edgefactor, o.seed);
-  const auto n = static_cast<vid>(g.vertex_count());
   gp::report r;
   r.program = &info;
   r.opts = &o;
-
-  double t0 = gp::now();
-  std::vector<gp::weighted_edge> edges(g.edge_count());
-  for (std::uint64_t e = 0; e < g.edge_count(); ++e) {
-    const ag::edge x = g.edge_at(e);
-    edges[e] = {static_cast<vid>(x.u), static_cast<vid>(x.v), g.weight_at(e)};
-  }
-  r.generation_time = gp::now() - t0;
-  t0 = gp::now();
-  const gp::csr c = build(edges, n);
-  r.construction_time = gp::now() - t0;
-  std::vector<gp::weighted_edge>().swap(edges);
-
-  const std::vector<vid> keys =
-      gp::search_keys(g, o.roots, [&](ag::vertex_t v) { return c.degree(static_cast<vid>(v)); });
-  if (!gp::has_keys(info.name, keys, o)) return 1;
-  std::optional<gp::verifier> check;
-  if (o.verify) check.emplace(g, o.corrupt);
-  return gp::finish(r, o, gp::run_kernels<kernels>(info, o, c, keys, check, r));
+  return gp::run_baseline<kernels>(info, o, r);
 }
 
 }  // namespace
