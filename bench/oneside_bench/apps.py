@@ -124,9 +124,41 @@ APPS = {
                         "higher"),),
         work=lambda s: s["updates_factor"] * 2 ** s["log2_table"] / 1e9 * 3,  # with verify
         guess=0.02),
+    # Graph500 BFS (harmonic-mean TEPS, 16 search keys, SSSP skipped: its TEPS is not a scaling
+    # figure of this table); MPI two-sided level-synchronous peer (bench/peers/mpi_graph_bfs).
+    "graph500": app(
+        "graph500", "graph500", (peer("mpi_two_sided", "mpi_graph_bfs", ("--roots", "16")),),
+        args=lambda s: ["--scale", str(s["scale"]), "--edgefactor", "16"],
+        base={"scale": 18},
+        weak=lambda s, r: {**s, "scale": s["scale"] + log2_ceil(r)},
+        figures=(figure("teps", r"bfs\s+harmonic_mean_TEPS:\s+!?\s*([0-9.eE+-]+)", "TEPS",
+                        "higher"),),
+        work=lambda s: 16 * 16 * 2 ** s["scale"] / 1e6 * 3,  # 16 searches, validation, kernel 1
+        guess=100.0, validates=None, variant_option="--bfs"),
+    # PageRank (seconds per iteration, 20 iterations) and connected components (the fastest of
+    # 3 runs) on the same Kronecker graphs; no MPI peer (graph_serial and graph_tbb, the
+    # single-thread and TBB baselines, run in bench/run_graph.py).
+    "pagerank": app(
+        "pagerank", "pagerank", (),
+        args=lambda s: ["--scale", str(s["scale"]), "--iterations", "20"],
+        base={"scale": 18},
+        weak=lambda s, r: {**s, "scale": s["scale"] + log2_ceil(r)},
+        figures=(figure("time", r"time per iteration:\s+([0-9.eE+-]+) s", "s", "lower"),),
+        work=lambda s: 20 * 32 * 2 ** s["scale"] / 1e6, guess=500.0, validates=None),
+    "cc": app(
+        "cc", "cc", (),
+        args=lambda s: ["--scale", str(s["scale"]), "--repeat", "3"],
+        base={"scale": 18},
+        weak=lambda s, r: {**s, "scale": s["scale"] + log2_ceil(r)},
+        figures=(figure("time", r"cc time:\s+([0-9.eE+-]+) s", "s", "lower"),),
+        work=lambda s: 3 * 32 * 2 ** s["scale"] / 1e6, guess=500.0, validates=None),
 }
 
-VARIANTS = re.compile(r"--variant V\s+(?:[^\n:(]*:\s*)?([\w, ]+?)\s*\(default")
+
+def variants_pattern(a: app) -> re.Pattern:
+    """The line of `a`'s --help listing its variants (e.g. `--variant V  fence, pscw (default`)."""
+    return re.compile(re.escape(a.variant_option) +
+                      r" V\s+(?:[^\n:(]*:\s*)?([\w, ]+?)\s*\(default")
 
 
 def offered_variants(a: app, bindir: Path) -> list[str]:
@@ -138,5 +170,5 @@ def offered_variants(a: app, bindir: Path) -> list[str]:
                              timeout=30, check=False).stdout
     except (OSError, subprocess.TimeoutExpired):
         return []
-    m = VARIANTS.search(out)
+    m = variants_pattern(a).search(out)
     return [v.strip() for v in m.group(1).split(",")] if m else [""]

@@ -494,7 +494,8 @@ class study_test(unittest.TestCase):
             s = study.load(BENCH / "studies" / f"{name}.toml")
             self.assertEqual((s["name"], s["transport"], s["ranks"]),
                              (name, transport, [1, 2, 4, 8]))
-            self.assertEqual(set(s["apps"]), {"stencil", "transpose", "gups"})
+            self.assertEqual(set(s["apps"]), {"stencil", "transpose", "gups", "graph500", "pagerank",
+                                          "cc"})
             self.assertIsNotNone(s["micro"])
         self.assertIn("mpirun", study.load(BENCH / "studies" / "network.toml")["launcher"])
 
