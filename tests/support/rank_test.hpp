@@ -24,9 +24,9 @@ class RankTest : public ::testing::Test {
 bool on_all_ranks(bool cond);
 
 // Repetitions of a loop whose every step is a round trip: n, or n / 4 (at least 1) when ranks
-// outnumber the cores by far (more than 4) or peers are reached over TCP (ONESIDE_TRANSPORT=mpi,
-// where oversubscribed round trips cost hundreds of microseconds). The protocol a test checks
-// stays the same; the run stays within CI's time budget.
+// outnumber the cores by far (more than 4) or the job runs under mpirun (peers of other nodes
+// reached over TCP, where oversubscribed round trips cost hundreds of microseconds). The protocol a
+// test checks stays the same; the run stays within CI's time budget.
 int scaled(int n);
 
 }  // namespace oneside::test
