@@ -5,12 +5,13 @@
 //
 //   topdown  each rank expands its part of the frontier: for each arc u → v of a frontier vertex
 //            u, v's parent word is claimed with u — by a CPU compare-exchange when v is local
-//            (the winner joins the next frontier at once), else through an aggregator (one
-//            message per few hundred claims), as an atomic_min on the word or an rpc_ff whose
-//            body claims it at the owner (bfs_claims). During the search a claimed word holds
-//            (level << 40) | parent, so the minimum keeps the first level's claim: a claim of a
-//            later level on a vertex reached before changes nothing, and among claims of one
-//            level the smallest parent wins. A rank claims each remote vertex at most once per
+//            (the winner joins the next frontier at once) or its owner is a node peer whose
+//            memory this process maps (global_ptr::local(), bfs_claims::direct), else through
+//            an aggregator (one message per few hundred claims), as an atomic_min on the word or
+//            an rpc_ff whose body claims it at the owner (bfs_claims). During the search a claimed
+//            word holds (level << 40) | parent, so the minimum keeps the first level's claim: a
+//            claim of a later level on a vertex reached before changes nothing, and among claims of
+//            one level the smallest parent wins. A rank claims each remote vertex at most once per
 //            search (a bitmap of the vertices it claimed): once claimed, a vertex is reached at
 //            that level or before, so a second claim could not win; the messages are bounded by
 //            the vertices rather than the arcs. After the level: flush() (quiet() for rpc
@@ -51,19 +52,28 @@ inline const char* name_of(bfs_kind k) noexcept {
 }
 
 // Beamer's switching thresholds (Beamer, Asanović, Patterson, SC'12: alpha 14, beta 24).
-// How top-down levels claim remote vertices (both through one aggregator):
+// How top-down levels claim remote vertices:
+//   direct  by compare-exchange on the owner's word when global_ptr::is_local() (node peers on
+//           the shared-memory transport: a load and a compare-exchange instead of a message),
+//           else as atomic; after the level each rank appends the vertices it won to their
+//           owner's inbox (one fetch_add and one copy per owner), so no owner scans its words
+//           unless some peer is not mapped
 //   atomic  an aggregated atomic_min on the vertex's parent word; after the level the owner
 //           scans its unvisited words for the claims that landed (blocks of 64 unclaimed
 //           words skipped at once)
 //   rpc     an aggregated rpc_ff whose body, at the owner, claims the word by compare-exchange
 //           and lists the vertex in the owner's inbox (a dist_object): the next frontier
 //           without a scan; quiet() instead of flush() ends the level
-enum class bfs_claims : std::uint8_t { atomic, rpc };
+enum class bfs_claims : std::uint8_t { direct, atomic, rpc };
+
+inline const char* name_of(bfs_claims c) noexcept {
+  return c == bfs_claims::direct ? "direct" : c == bfs_claims::atomic ? "atomic" : "rpc";
+}
 
 struct bfs_tuning {
   double alpha = 14.0;
   double beta = 24.0;
-  bfs_claims claims = bfs_claims::atomic;
+  bfs_claims claims = bfs_claims::direct;
 };
 
 // Per-search statistics of this rank's searches (the same at every rank after a search).
@@ -84,6 +94,12 @@ class bfs_solver {
         tuning_(tuning),
         parent_(t, {static_cast<std::size_t>(c.partition.vertex_count())}, {dist::block},
                 "parents"),
+        inbox_words_(t,
+                     {static_cast<std::size_t>(c.partition.block()) *
+                      static_cast<std::size_t>(c.partition.ranks())},
+                     {dist::block}, "bfs inbox"),
+        inbox_counts_(t, {static_cast<std::size_t>(c.partition.ranks())}, {dist::block},
+                      "bfs inbox counts"),
         rows_(c.local_rows()),
         words_per_rank_((static_cast<std::size_t>(c.partition.block()) + 63) / 64),
         aligned_(c.partition.block() % 64 == 0),
@@ -94,7 +110,21 @@ class bfs_solver {
     for (rank_t r = 0; r < p.ranks(); ++r) {
       blocks_.push_back(p.size(r) > 0 ? parent_.ptr({static_cast<std::size_t>(p.first(r))})
                                       : global_ptr<vertex_t>());
+      const global_ptr<vertex_t>& b = blocks_.back();
+      const bool direct = tuning.claims == bfs_claims::direct && !b.is_null() && b.is_local();
+      mapped_.push_back(direct ? b.local() : nullptr);
+      mapped_inbox_.push_back(
+          direct ? inbox_words_
+                       .ptr({static_cast<std::size_t>(p.block()) * static_cast<std::size_t>(r)})
+                       .local()
+                 : nullptr);
+      mapped_count_.push_back(direct ? inbox_counts_.ptr({static_cast<std::size_t>(r)}).local()
+                                     : nullptr);
+      if (r != c.rank && p.size(r) > 0 && !direct && tuning.claims != bfs_claims::rpc) {
+        scan_ = true;
+      }
     }
+    won_.resize(static_cast<std::size_t>(p.ranks()));
     // Vertices without arcs (and the padding past the last row) are never claimed: marked
     // visited from the start, no level looks at them.
     never_.assign(words_per_rank_, 0);
@@ -109,8 +139,11 @@ class bfs_solver {
     all_frontier_bits_.assign(words_per_rank_ * static_cast<std::size_t>(p.ranks()), 0);
     queue_.reserve(static_cast<std::size_t>(rows_));
     next_.reserve(static_cast<std::size_t>(rows_));
-    inbox_list_.resize(static_cast<std::size_t>(rows_));
-    inbox_.emplace(claim_inbox{nullptr, inbox_list_.data(), &inbox_count_, 0});
+    inbox_list_ = inbox_words_.local().data();
+    inbox_count_ = inbox_counts_.local().data();
+    *inbox_count_ = 0;
+    inbox_.emplace(claim_inbox{nullptr, inbox_list_, inbox_count_, 0});
+    barrier(t);  // every inbox count zero before any rank appends
   }
 
   // The parents of the last search (dist::block over the vertices).
@@ -156,8 +189,11 @@ class bfs_solver {
         if (!bottom_up) {
           bottom_up = static_cast<double>(sums[1]) > static_cast<double>(sums[2]) / tuning_.alpha;
         } else {
-          bottom_up =
-              !(static_cast<double>(frontier) < n / tuning_.beta && frontier < previous_frontier);
+          // Back to top-down once the frontier is small and shrinking (Beamer), unless the
+          // unexplored vertices have fewer arcs than the frontier: a bottom-up level then
+          // checks fewer arcs than a top-down one would.
+          bottom_up = !(static_cast<double>(frontier) < n / tuning_.beta &&
+                        frontier < previous_frontier && sums[1] < sums[2]);
         }
       }
       previous_frontier = frontier;
@@ -182,15 +218,15 @@ class bfs_solver {
 
   // Collective: the edges of the last search's component, as Graph500 counts them for TEPS
   // (each input edge between reached vertices once; self-loops, which kernel 1 drops, not).
+  // A reached vertex's neighbours are all reached, so each such edge puts one arc in the row
+  // of each end: half the reached rows' degrees.
   std::uint64_t traversed_edges() const {
     const vertex_t* const parent = parent_.local().data();
-    std::uint64_t count = 0;
+    std::uint64_t arcs = 0;
     for (vertex_t l = 0; l < rows_; ++l) {
-      if (parent[l] == unreached) continue;
-      const vertex_t u = c_.first + l;
-      for (vertex_t v : c_.neighbours(l)) count += v < u ? 1 : 0;
+      if (parent[l] != unreached) arcs += c_.degree(l);
     }
-    return allreduce(t_, count, op::sum);
+    return allreduce(t_, arcs, op::sum) / 2;
   }
 
   // Bytes this rank holds for the searches (parents, bitmaps, frontier queues, rpc inbox).
@@ -199,7 +235,8 @@ class bfs_solver {
            (never_.size() + visited_.size() + claimed_.size() + frontier_bits_.size() +
             all_frontier_bits_.size()) *
                sizeof(std::uint64_t) +
-           (queue_.capacity() + next_.capacity() + inbox_list_.size()) * sizeof(std::uint32_t);
+           (queue_.capacity() + next_.capacity() + static_cast<std::size_t>(c_.partition.block())) *
+               sizeof(std::uint32_t);
   }
 
  private:
@@ -219,15 +256,16 @@ class bfs_solver {
   // Where remote claims (bfs_claims::rpc) land at their owner; rpc bodies run as tasks of the
   // owner's arena, concurrently with each other and with the owner's own claims.
   struct claim_inbox {
-    vertex_t* parent;                   // the owner's parent words
-    std::uint32_t* list;                // the vertices won by remote claims this level
-    std::atomic<std::uint32_t>* count;  // entries of list
-    vertex_t claim_level;               // this level's claims' level, shifted
+    vertex_t* parent;      // the owner's parent words
+    std::uint32_t* list;   // the vertices won by remote claims this level
+    std::uint64_t* count;  // entries of list (atomic_ref)
+    vertex_t claim_level;  // this level's claims' level, shifted
   };
   static void claim_at_owner(dist_object<claim_inbox>& box, std::uint32_t l, vertex_t u) {
     const claim_inbox& in = *box;
     if (claim(in.parent[l], in.claim_level | u)) {
-      in.list[in.count->fetch_add(1, std::memory_order_relaxed)] = l;
+      in.list[std::atomic_ref<std::uint64_t>(*in.count).fetch_add(1, std::memory_order_relaxed)] =
+          l;
     }
   }
 
@@ -257,7 +295,7 @@ class bfs_solver {
     const rank_t me = c_.rank;
     const vertex_t first = c_.first;
     const std::uint64_t* const offsets = c_.offsets.data();
-    const vertex_t* const targets = c_.targets.data();
+    const target_t* const targets = c_.targets.data();
     for (std::uint32_t l : queue_) {
       const vertex_t u = claim_level_ | (first + l);
       for (std::uint64_t i = offsets[l]; i < offsets[l + 1]; ++i) {
@@ -281,27 +319,38 @@ class bfs_solver {
         if ((word & bit) != 0) continue;
         word |= bit;
         const auto l_v = static_cast<std::uint32_t>(v - c_.partition.first(o));
-        if (tuning_.claims == bfs_claims::rpc) {
+        if (vertex_t* const words = mapped_[static_cast<std::size_t>(o)]; words != nullptr) {
+          if (claim(words[l_v], u)) won_[static_cast<std::size_t>(o)].push_back(l_v);
+        } else if (tuning_.claims == bfs_claims::rpc) {
           agg_.rpc_ff(o, &claim_at_owner, *inbox_, l_v, first + l);
         } else {
           agg_.atomic_min(blocks_[static_cast<std::size_t>(o)] + l_v, u);
         }
       }
     }
-    if (tuning_.claims == bfs_claims::rpc) {
-      quiet();      // every claim this rank sent ran at its owner
-      barrier(t_);  // and every other rank's
-      const std::uint32_t n = inbox_count_.load(std::memory_order_acquire);
-      for (std::uint32_t i = 0; i < n; ++i) {
-        mark_visited(inbox_list_[i]);
-        next_.push_back(inbox_list_[i]);
-      }
-      inbox_count_.store(0, std::memory_order_relaxed);
-      return;
+    // Direct claims won: appended to their owners' inboxes.
+    for (std::size_t o = 0; o < won_.size(); ++o) {
+      std::vector<std::uint32_t>& w = won_[o];
+      if (w.empty()) continue;
+      const std::uint64_t at = std::atomic_ref<std::uint64_t>(*mapped_count_[o])
+                                   .fetch_add(w.size(), std::memory_order_relaxed);
+      std::copy(w.begin(), w.end(), mapped_inbox_[o] + at);
+      w.clear();
     }
-    agg_.flush();
+    if (tuning_.claims == bfs_claims::rpc) {
+      quiet();  // every claim this rank sent ran at its owner
+    } else {
+      agg_.flush();
+    }
     barrier(t_);  // every rank's claims applied: no word changes until the next level
-    if (c_.partition.ranks() == 1) return;  // no claim came from elsewhere
+    std::atomic_ref<std::uint64_t> count(*inbox_count_);
+    const std::uint64_t n = count.load(std::memory_order_acquire);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      mark_visited(inbox_list_[i]);
+      next_.push_back(inbox_list_[i]);
+    }
+    count.store(0, std::memory_order_relaxed);  // no append before the next level's allreduce
+    if (!scan_) return;                         // every claim from elsewhere listed
     // The vertices claimed in this level: claimed words not yet visited. A block of 64 words
     // all unclaimed ANDs to in_search (all ones), skipped without looking at its bits.
     for (std::size_t w = 0; w < visited_.size(); ++w) {
@@ -330,7 +379,7 @@ class bfs_solver {
     for (std::uint32_t l : queue_) frontier_bits_[l / 64] |= std::uint64_t{1} << (l % 64);
     allgather(t_, frontier_bits_, all_frontier_bits_);
     const std::uint64_t* const offsets = c_.offsets.data();
-    const vertex_t* const targets = c_.targets.data();
+    const target_t* const targets = c_.targets.data();
     for (std::size_t w = 0; w < visited_.size(); ++w) {
       std::uint64_t todo = ~visited_[w];  // padding past the rows is marked visited
       while (todo != 0) {
@@ -354,11 +403,18 @@ class bfs_solver {
   const team& t_;
   bfs_tuning tuning_;
   dist_array<vertex_t, 1> parent_;
+  dist_array<std::uint32_t, 1> inbox_words_;   // per rank: vertices won there by others
+  dist_array<std::uint64_t, 1> inbox_counts_;  // per rank: entries of its inbox
   vertex_t rows_;
   std::size_t words_per_rank_;
   bool aligned_;
   int block_shift_;
   std::vector<global_ptr<vertex_t>> blocks_;  // each rank's first parent word
+  std::vector<vertex_t*> mapped_;             // blocks_ mapped here (direct claims), or null
+  std::vector<std::uint32_t*> mapped_inbox_;  // each rank's inbox mapped here, or null
+  std::vector<std::uint64_t*> mapped_count_;
+  std::vector<std::vector<std::uint32_t>> won_;  // direct claims won this level, per owner
+  bool scan_ = false;  // some peer claims by atomic_min: its claims are found by a scan
   std::vector<std::uint64_t> never_;          // this rank's vertices without arcs, padding
   std::vector<std::uint64_t> visited_;        // this rank's vertices reached so far (and never_)
   std::vector<std::uint64_t> claimed_;        // remote vertices this rank claimed (all N)
@@ -367,9 +423,9 @@ class bfs_solver {
   std::vector<std::uint32_t> queue_;  // this level's frontier, local indices
   std::vector<std::uint32_t> next_;
   bfs_stats stats_;
-  vertex_t claim_level_ = 0;  // this level's claims' level, shifted
-  std::vector<std::uint32_t> inbox_list_;
-  std::atomic<std::uint32_t> inbox_count_{0};
+  vertex_t claim_level_ = 0;             // this level's claims' level, shifted
+  std::uint32_t* inbox_list_ = nullptr;  // inbox_words_ here
+  std::uint64_t* inbox_count_ = nullptr;
   std::optional<dist_object<claim_inbox>> inbox_;
   aggregator agg_;
 };

@@ -6,13 +6,17 @@
 //
 // Local union-find, then label propagation between the ranks' pieces. Each rank first joins
 // its rows along the arcs between its own vertices (union-find, union by the smaller vertex,
-// path halving: serial::components on its part), so each piece of a component inside one
-// rank has one label, its smallest vertex. A round then sends each ghost the smallest label of
-// the pieces with an arc to it, all of an owner's ghosts in one rput (a ghost_exchange push,
-// ghosts.hpp: a remote min, combined before it travels); each owner lowers a piece's label to
-// the smallest its vertices received, and an allreduce ends the run when no label dropped.
-// Labels only decrease, towards the smallest vertex of the component; Kronecker graphs have a
-// small diameter, so there are few rounds (4 at scale 18 on 2 ranks).
+// path halving) the way Afforest does (Sutton, Ben-Nun, Barak, IPDPS'18): each row is linked
+// to its first two local neighbours, the most frequent root among 1024 sampled rows is taken
+// as the rank's large piece, and only rows outside it link along their other local arcs (an
+// arc between the large piece and another row is linked from the other row's side, as the
+// local arcs are kept in both directions). So each piece of a component inside one rank has
+// one label, its smallest vertex, and most local arcs are never looked at. A round then sends each
+// ghost the smallest label of the pieces with an arc to it, all of an owner's ghosts in one rput (a
+// ghost_exchange push, ghosts.hpp: a remote min, combined before it travels); each owner lowers a
+// piece's label to the smallest its vertices received, and an allreduce ends the run when no label
+// dropped. Labels only decrease, towards the smallest vertex of the component; Kronecker graphs
+// have a small diameter, so there are few rounds (4 at scale 18 on 2 ranks).
 //
 // Why not Shiloach–Vishkin or Afforest across ranks: their pointer jumping reads remote parent
 // chains a hop at a time (a round trip per hop, or a collective per jump round), while
@@ -23,6 +27,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +38,7 @@
 
 #include "dist_graph.hpp"
 #include "ghosts.hpp"
+#include "serial.hpp"
 
 namespace oneside::apps::graph {
 
@@ -47,8 +53,8 @@ struct cc_result {
 class cc_solver {
  public:
   // Collective over `t` (the team `c` was built over). Splits the rows' arcs once into those
-  // to a later local row (each local edge once) and those to ghosts (ghosts.hpp), the two
-  // lists the runs walk, without duplicate edges: graph preprocessing, 4 bytes per arc.
+  // to other local rows and those to ghosts (ghosts.hpp), the two lists the runs walk, without
+  // duplicate edges: graph preprocessing, 4 bytes per arc.
   cc_solver(const dist_csr& c, const team& t) : c_(c), t_(t), ghosts_(c), exchange_(t, c, ghosts_) {
     const auto rows = static_cast<std::size_t>(c.local_rows());
     const std::vector<std::uint32_t> slots = ghosts_.slots(c);
@@ -59,7 +65,7 @@ class cc_solver {
         const std::uint32_t s = slots[i];
         if (s >= rows) {
           cross_targets_.push_back(static_cast<std::uint32_t>(s - rows));
-        } else if (s > l) {
+        } else if (s != l) {
           local_targets_.push_back(s);
         }
       }
@@ -92,30 +98,64 @@ class cc_solver {
       }
       return x;
     };
-    for (std::size_t l = 0; l < rows; ++l) {
-      for (std::uint64_t i = local_offsets_[l]; i < local_offsets_[l + 1]; ++i) {
-        const std::uint32_t a = find(static_cast<std::uint32_t>(l));
-        const std::uint32_t b = find(local_targets_[i]);
-        if (a != b) piece[std::max(a, b)] = std::min(a, b);
+    auto link = [&](std::uint32_t x, std::uint32_t y) {
+      const std::uint32_t a = find(x);
+      const std::uint32_t b = find(y);
+      if (a != b) piece[std::max(a, b)] = std::min(a, b);
+    };
+    // A parent is smaller than its child, so in row order the parent's entry is final first.
+    auto compress = [&] {
+      for (std::size_t l = 0; l < rows; ++l) piece[l] = piece[piece[l]];
+    };
+    constexpr std::uint64_t sampled = 2;  // neighbours linked before the large piece is chosen
+    for (std::uint64_t k = 0; k < sampled; ++k) {
+      for (std::size_t l = 0; l < rows; ++l) {
+        const std::uint64_t i = local_offsets_[l] + k;
+        if (i < local_offsets_[l + 1]) link(static_cast<std::uint32_t>(l), local_targets_[i]);
       }
     }
-    // piece[l]: its root, the piece's smallest row (a parent is smaller than its child, so
-    // in row order the parent's entry is final first).
-    for (std::size_t l = 0; l < rows; ++l) piece[l] = piece[piece[l]];
+    compress();
+    // The most frequent root of a sample: the large piece's, with high probability (any
+    // answer is correct, a wrong one only slower).
+    const std::uint32_t large = piece.empty() ? 0 : serial::most_frequent_sample(piece);
+    for (std::size_t l = 0; l < rows; ++l) {
+      if (piece[l] == large) continue;
+      for (std::uint64_t i = local_offsets_[l] + sampled; i < local_offsets_[l + 1]; ++i) {
+        link(static_cast<std::uint32_t>(l), local_targets_[i]);
+      }
+    }
+    // piece[l]: its root, the piece's smallest row.
+    compress();
     // The (root, ghost) pairs of the arcs leaving the rank, without repeating the pair of the
-    // ghost's previous arc: mostly one pair per ghost and piece (most arcs leave the piece of
-    // the large component), so a piece's label reaches a ghost about once.
+    // ghost's previous arc: mostly one pair per ghost and piece, so a piece's label reaches a
+    // ghost about once.
+    // The large piece's ghosts are marked in a bitmap (cache-resident) and paired once each.
     std::vector<std::uint32_t> previous(ghosts_.size(), std::numeric_limits<std::uint32_t>::max());
+    std::vector<std::uint64_t> near_large((ghosts_.size() + 63) / 64, 0);
     pair_ghost_.clear();
     pair_root_.clear();
     for (std::size_t l = 0; l < rows; ++l) {
       const std::uint32_t root = piece[l];
+      if (root == large) {
+        for (std::uint64_t i = cross_offsets_[l]; i < cross_offsets_[l + 1]; ++i) {
+          const std::uint32_t g = cross_targets_[i];
+          near_large[g / 64] |= std::uint64_t{1} << (g % 64);
+        }
+        continue;
+      }
       for (std::uint64_t i = cross_offsets_[l]; i < cross_offsets_[l + 1]; ++i) {
         const std::uint32_t g = cross_targets_[i];
         if (previous[g] == root) continue;
         previous[g] = root;
         pair_ghost_.push_back(g);
         pair_root_.push_back(root);
+      }
+    }
+    for (std::size_t w = 0; w < near_large.size(); ++w) {
+      for (std::uint64_t bits = near_large[w]; bits != 0; bits &= bits - 1) {
+        pair_ghost_.push_back(static_cast<std::uint32_t>(w * 64) +
+                              static_cast<std::uint32_t>(std::countr_zero(bits)));
+        pair_root_.push_back(large);
       }
     }
     // Each piece's label, at its root.

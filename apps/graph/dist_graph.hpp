@@ -53,6 +53,16 @@ class vertex_partition {
   vertex_t block_;
 };
 
+// Throws std::invalid_argument when `vertex_count` vertices do not fit target_t.
+inline void check_target_range(vertex_t vertex_count) {
+  if (vertex_count > max_target_vertices) {
+    throw std::invalid_argument(
+        "the graph has " + std::to_string(vertex_count) +
+        " vertices, more than the CSR's targets hold (2^" + std::to_string(max_scale) +
+        "); configure with -DONESIDE_GRAPH_WIDE_TARGETS=ON for 64-bit targets");
+  }
+}
+
 // This rank's rows of the graph.
 struct dist_csr {
   kronecker generator;
@@ -60,7 +70,7 @@ struct dist_csr {
   rank_t rank = 0;
   vertex_t first = 0;                  // global number of local row 0
   std::vector<std::uint64_t> offsets;  // local rows + 1
-  std::vector<vertex_t> targets;       // global vertex numbers
+  std::vector<target_t> targets;       // global vertex numbers
   std::vector<float> weights;          // beside targets
   std::uint64_t global_arcs = 0;       // arcs of every rank (twice the non-loop edges)
 
@@ -68,7 +78,7 @@ struct dist_csr {
   std::uint64_t degree(vertex_t local) const noexcept {
     return offsets[static_cast<std::size_t>(local) + 1] - offsets[static_cast<std::size_t>(local)];
   }
-  std::span<const vertex_t> neighbours(vertex_t local) const noexcept {
+  std::span<const target_t> neighbours(vertex_t local) const noexcept {
     return {targets.data() + offsets[static_cast<std::size_t>(local)],
             static_cast<std::size_t>(degree(local))};
   }
@@ -89,6 +99,7 @@ struct arc {
 // Kernel 1 over this rank's share of the edges, edge_of(e) giving edge e of the list.
 template <class EdgeOf>
 dist_csr build_dist_csr_from(const kronecker& g, const team& t, EdgeOf edge_of) {
+  check_target_range(g.vertex_count());
   const int ranks = t.size();
   const rank_t me = t.rank();
   dist_csr c{g, vertex_partition(g.vertex_count(), ranks), me, 0, {}, {}, {}, 0};
@@ -141,7 +152,7 @@ dist_csr build_dist_csr_from(const kronecker& g, const team& t, EdgeOf edge_of) 
   std::vector<std::uint64_t> fill(c.offsets.begin(), c.offsets.end() - 1);
   for (const detail::arc& a : in) {
     const std::uint64_t i = fill[a.source_local]++;
-    c.targets[i] = a.target;
+    c.targets[i] = static_cast<target_t>(a.target);
     c.weights[i] = a.weight;
   }
   c.global_arcs = allreduce(t, static_cast<std::uint64_t>(in.size()), op::sum);

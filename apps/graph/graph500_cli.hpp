@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/option_reader.hpp"
+#include "kronecker.hpp"
 
 namespace oneside::apps::graph {
 
@@ -15,9 +16,10 @@ struct graph500_options {
   int edgefactor = 16;
   std::uint64_t seed = 1;
   int nbfs = 64;
-  std::string bfs = "diropt";     // topdown | diropt
-  std::string claims = "atomic";  // how top-down levels claim remote vertices: atomic | rpc
-  std::string json;               // a JSON record of the results there, when not empty
+  std::string bfs = "diropt";  // topdown | diropt
+  std::string claims =
+      "direct";      // how top-down levels claim remote vertices: direct | atomic | rpc
+  std::string json;  // a JSON record of the results there, when not empty
   bool validate = true;
   bool sssp = true;    // kernel 3 after kernel 2 (--no-sssp: BFS only)
   float delta = 0.1F;  // SSSP's bucket width (weights are uniform in [0, 1))
@@ -41,7 +43,7 @@ inline graph500_options parse_graph500_options(int argc, char** argv, std::strin
     if (in.name() == "--help" || in.name() == "-h") {
       o.help = true;
     } else if (in.name() == "--scale") {
-      in.number(o.scale, 1, 40);
+      in.number(o.scale, 1, max_scale);
     } else if (in.name() == "--edgefactor") {
       in.number(o.edgefactor, 1, 1024);
     } else if (in.name() == "--seed") {
@@ -51,7 +53,7 @@ inline graph500_options parse_graph500_options(int argc, char** argv, std::strin
     } else if (in.name() == "--bfs") {
       in.choice(o.bfs, bfs_variants(), "--bfs variant");
     } else if (in.name() == "--claims") {
-      in.choice(o.claims, {"atomic", "rpc"}, "--claims value");
+      in.choice(o.claims, {"direct", "atomic", "rpc"}, "--claims value");
     } else if (in.name() == "--json") {
       if (const auto v = in.value()) {
         if (v->empty()) in.fail("option --json needs a file name");
@@ -78,24 +80,26 @@ inline graph500_options parse_graph500_options(int argc, char** argv, std::strin
 inline void print_graph500_usage() {
   std::printf(
       "usage: graph500 [--scale S] [--edgefactor E] [--seed X] [--nbfs K] [--bfs V]\n"
-      "                [--claims atomic|rpc] [--delta D] [--no-sssp] [--json PATH]\n"
+      "                [--claims direct|atomic|rpc] [--delta D] [--no-sssp] [--json PATH]\n"
       "                [--no-validate]\n"
       "  Graph500 (v3) breadth-first search on a Kronecker graph of 2^S vertices and E x 2^S\n"
       "  edges: kernel 1 builds the distributed CSR (construction_time), kernel 2 searches\n"
       "  from K keys, each tree validated; results in the reference's format.\n"
-      "  --scale S        log2 of the vertex count, 1..40 (default 16)\n"
+      "  --scale S        log2 of the vertex count, 1..%d (default 16; 40 when built with\n"
+      "                   ONESIDE_GRAPH_WIDE_TARGETS)\n"
       "  --edgefactor E   edges per vertex (default 16)\n"
       "  --seed X         the generator's seed (default 1)\n"
       "  --nbfs K         search keys (default 64)\n"
       "  --bfs V          %s (default diropt: direction-optimizing)\n"
-      "  --claims C       top-down claims of remote vertices: atomic (aggregated atomic_min,\n"
-      "                   the default) or rpc (aggregated rpc_ff)\n"
+      "  --claims C       top-down claims of remote vertices: direct (compare-exchange on\n"
+      "                   node peers' memory, the default; atomic for the others), atomic\n"
+      "                   (aggregated atomic_min) or rpc (aggregated rpc_ff)\n"
       "  --delta D        SSSP's bucket width (default 0.1; weights are in [0, 1))\n"
       "  --no-sssp        skip kernel 3 (SSSP from the same keys)\n"
       "  --json PATH      also write the results as one JSON record to PATH\n"
       "  --no-validate    skip validation (no \"Solution validates\")\n"
       "  --help           this text\n",
-      joined(bfs_variants()).c_str());
+      max_scale, joined(bfs_variants()).c_str());
 }
 
 }  // namespace oneside::apps::graph

@@ -87,6 +87,7 @@ inline edge_list read_edge_list(const std::string& path) {
 // the arcs travel to their rows' owners as in build_dist_csr (rows in edge order). The
 // dist_csr's generator is unused (a scale-1 placeholder).
 inline dist_csr build_dist_csr(const edge_list& el, const team& t) {
+  check_target_range(el.vertex_count);
   const int ranks = t.size();
   const rank_t me = t.rank();
   dist_csr c{kronecker(1, 1, 0), vertex_partition(el.vertex_count, ranks), me, 0, {}, {}, {}, 0};
@@ -129,7 +130,7 @@ inline dist_csr build_dist_csr(const edge_list& el, const team& t) {
   c.weights.assign(in.size() / 2, 1.0F);
   std::vector<std::uint64_t> fill(c.offsets.begin(), c.offsets.end() - 1);
   for (std::size_t i = 0; i < in.size(); i += 2) {
-    c.targets[fill[static_cast<std::size_t>(in[i])]++] = in[i + 1];
+    c.targets[fill[static_cast<std::size_t>(in[i])]++] = static_cast<target_t>(in[i + 1]);
   }
   c.global_arcs = allreduce(t, static_cast<std::uint64_t>(c.targets.size()), op::sum);
   return c;

@@ -28,6 +28,18 @@ namespace oneside::apps::graph {
 
 using vertex_t = std::int64_t;
 
+// A vertex number as the CSR stores it (dist_graph.hpp): 32 bits, half the bytes the searches
+// stream through, for graphs up to scale 32; 64 bits, to scale 40, when built with
+// ONESIDE_GRAPH_WIDE_TARGETS (the CMake option of that name).
+#ifdef ONESIDE_GRAPH_WIDE_TARGETS
+using target_t = vertex_t;
+inline constexpr int max_scale = 40;
+#else
+using target_t = std::uint32_t;
+inline constexpr int max_scale = 32;
+#endif
+inline constexpr vertex_t max_target_vertices = vertex_t{1} << max_scale;
+
 struct edge {
   vertex_t u = 0;
   vertex_t v = 0;

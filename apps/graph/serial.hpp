@@ -161,4 +161,27 @@ inline std::vector<vertex_t> components(const csr& c) {
   return label;
 }
 
+// Afforest's sampling: the most frequent of `labels` at 1024 positions picked by a fixed hash
+// (the giant component's label, with high probability). `labels` must not be empty.
+template <class Label>
+Label most_frequent_sample(const std::vector<Label>& labels) {
+  std::vector<Label> sample(1024);
+  for (std::uint64_t i = 0; i < sample.size(); ++i) {
+    sample[i] = labels[detail::mix64(i + 0x9e3779b97f4a7c15ULL) % labels.size()];
+  }
+  std::sort(sample.begin(), sample.end());
+  Label best = sample[0];
+  std::size_t best_run = 0;
+  for (std::size_t i = 0; i < sample.size();) {
+    std::size_t j = i;
+    while (j < sample.size() && sample[j] == sample[i]) ++j;
+    if (j - i > best_run) {
+      best_run = j - i;
+      best = sample[i];
+    }
+    i = j;
+  }
+  return best;
+}
+
 }  // namespace oneside::apps::graph::serial

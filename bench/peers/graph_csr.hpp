@@ -42,28 +42,6 @@ double traversed_edges(const csr& c, Reached reached) {
   return static_cast<double>(sum / 2);
 }
 
-// Afforest's sampling: the most frequent label among 1024 vertices picked by a fixed hash
-// (the giant component's, with high probability).
-inline vid most_frequent_label(const std::vector<vid>& comp) {
-  std::vector<vid> sample(1024);
-  for (std::uint64_t i = 0; i < sample.size(); ++i) {
-    sample[i] = comp[apps::graph::detail::mix64(i + 0x9e3779b97f4a7c15ULL) % comp.size()];
-  }
-  std::sort(sample.begin(), sample.end());
-  vid best = sample[0];
-  std::size_t best_run = 0;
-  for (std::size_t i = 0; i < sample.size();) {
-    std::size_t j = i;
-    while (j < sample.size() && sample[j] == sample[i]) ++j;
-    if (j - i > best_run) {
-      best_run = j - i;
-      best = sample[i];
-    }
-    i = j;
-  }
-  return best;
-}
-
 // The kernel runs of the shared-memory baselines (graph_serial, graph_tbb), timed as the
 // reference times them (a warm-up search first), edges counted for TEPS, each result checked
 // when `check` is given. K names the kernels:

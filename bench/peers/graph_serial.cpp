@@ -340,7 +340,7 @@ class afforest {
       while (comp_[v] != comp_[comp_[v]]) comp_[v] = comp_[comp_[v]];
     }
   }
-  vid most_frequent() const { return gp::most_frequent_label(comp_); }
+  vid most_frequent() const { return ag::serial::most_frequent_sample(comp_); }
 
   const gp::csr& c_;
   std::vector<vid> comp_;

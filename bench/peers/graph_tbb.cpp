@@ -417,7 +417,7 @@ class afforest {
                       });
   }
 
-  vid most_frequent() const { return gp::most_frequent_label(comp_); }
+  vid most_frequent() const { return ag::serial::most_frequent_sample(comp_); }
 
   const gp::csr& c_;
   std::vector<vid> comp_;

@@ -72,7 +72,8 @@ void expect_searches_match_serial(int scale, int edgefactor, std::uint64_t seed,
   const std::vector<gr::edge> edges = gr::edge_share(g, world());
   gr::bfs_validator validator(c, edges, world());
   const std::vector<vertex_t> roots = gr::select_roots(c, keys, world());
-  for (const gr::bfs_claims claims : {gr::bfs_claims::atomic, gr::bfs_claims::rpc}) {
+  for (const gr::bfs_claims claims :
+       {gr::bfs_claims::direct, gr::bfs_claims::atomic, gr::bfs_claims::rpc}) {
     gr::bfs_tuning tuning;
     tuning.claims = claims;
     gr::bfs_solver solver(c, world(), tuning);
