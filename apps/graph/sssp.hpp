@@ -14,9 +14,13 @@
 // so beside the rows): its tentative distance's float bits above its parent's number (below
 // 2^32). Non-negative floats order as their bits do, so the smaller word is the shorter
 // distance (ties to the smaller parent), and a relaxation is an atomic min on the word: a CPU
-// atomic for this rank's vertices, an aggregator atomic_min (oneside/pgas/aggregator.hpp) for
-// the others', which travel batched and are applied at the owner (or, on shared memory with
-// apply_at_origin, by the sender through the mapped heap).
+// atomic for this rank's vertices and for those of node peers whose memory is mapped here
+// (sssp_updates::direct, through global_ptr::local()), an aggregator atomic_min
+// (oneside/pgas/aggregator.hpp) for the others', which travel batched and are applied at the
+// owner (or, on shared memory with apply_at_origin, by the sender through the mapped heap).
+// Each rank also keeps a float per row, never below its word's distance (known_: half the
+// bytes, so the longer paths most relaxations find are dropped from cache), and sends a ghost
+// only a distance shorter than the last it sent it.
 //
 // Buckets of width delta: bucket b holds the vertices whose distance is in [b·delta,
 // (b+1)·delta). A vertex is active while its word is below the word its light edges were last
@@ -25,9 +29,13 @@
 // joins one allreduce min of the smallest bucket it may have made active: its own active
 // vertices at its last scan, and the buckets of the improvements it made since, local CAS or
 // sent update. The allreduce is also the phase's barrier: after it every update is applied,
-// and each rank scans its words for the active vertices of the bucket it names (owners learn
-// of remote improvements by looking, as the Graph500 reference scans its distances per
-// bucket). That bucket is b again (another light phase), or, after b's heavy edges (w ≥ delta,
+// and each rank collects its active vertices of the bucket it names. It knows them from a
+// bitmap of the rows lowered since their last expansion: its own improvements set bits as they
+// happen, and when every rank updates every peer's words directly (sssp_updates::direct on
+// one node), each peer appends the rows it lowered to the owner's inbox once per phase (one
+// fetch_add and one copy; two inboxes by phase parity). Otherwise, or when an inbox overflows,
+// the owner scans all its words, as the Graph500 reference scans its distances per bucket.
+// That bucket is b again (another light phase), or, after b's heavy edges (w ≥ delta,
 // once per vertex settled in b), the next one, or none (the end): one collective per phase. A
 // vertex improved again after its edges were relaxed becomes active again, so the result is
 // the fixpoint whatever the rounding of bucket numbers: for every arc u → v, dist[v] ≤
@@ -35,8 +43,8 @@
 //
 // The solver's construction prepares the graph for every run (rows sorted by weight, each
 // arc's destination resolved to a local row or a ghost, ghosts.hpp): preprocessing a driver
-// times with kernel 1 (construction), not with each search. Memory: 8 bytes per arc, about 24
-// per ghost and 17 per row, beside the dist_csr.
+// times with kernel 1 (construction), not with each search. Memory: 8 bytes per arc, about 28
+// per ghost and 38 per row (inboxes included), beside the dist_csr.
 //
 // Errors (oneside::error, arg, on every rank): a root outside [0, N), a delta that is not a
 // positive finite number, a graph of 2^32 vertices or more.
@@ -90,21 +98,61 @@ inline constexpr std::uint64_t sssp_unreached = ~std::uint64_t{0};
 
 }  // namespace detail
 
+// How relaxations of other ranks' vertices travel:
+//   direct      a compare-exchange on the owner's word when its memory is mapped here
+//               (global_ptr::is_local(): node peers on the shared-memory transport), else as
+//               aggregated; no message, no per-update call (the default)
+//   aggregated  an aggregator atomic_min for every remote vertex
+enum class sssp_updates : std::uint8_t { direct, aggregated };
+
 class delta_stepping {
  public:
   // Collective over `t` (the team `c` was built over); keeps references to both, which must
   // outlive the solver. aggregator_options: the remote relaxations' aggregator (default:
   // apply_at_origin: ahead of the owner applying them in 2 of 2 launches at scale 18 on 2
   // loaded cores).
-  delta_stepping(const dist_csr& c, const team& t, aggregator_options options = default_options())
+  delta_stepping(const dist_csr& c, const team& t, aggregator_options options = default_options(),
+                 sssp_updates updates = sssp_updates::direct)
       : c_(c),
         t_(t),
         options_(options),
+        updates_(updates),
         words_(t, {static_cast<std::size_t>(check_size(c))}, {dist::block}, "sssp.words"),
         bases_(allgather(t, base_of(words_, c))),
         expanded_(static_cast<std::size_t>(c.local_rows())),
-        listed_(static_cast<std::size_t>(c.local_rows())) {
+        listed_(static_cast<std::size_t>(c.local_rows())),
+        known_(static_cast<std::size_t>(c.local_rows())),
+        split_(static_cast<std::size_t>(c.local_rows())),
+        active_((static_cast<std::size_t>(c.local_rows()) + 63) / 64),
+        inbox_words_(t,
+                     {2 * static_cast<std::size_t>(c.partition.block()) *
+                      static_cast<std::size_t>(c.partition.ranks())},
+                     {dist::block}, "sssp.inbox"),
+        inbox_counts_(t, {2 * static_cast<std::size_t>(c.partition.ranks())}, {dist::block},
+                      "sssp.inbox_counts") {
     arcs_of(c);
+    const vertex_partition& p = c.partition;
+    const auto ranks = static_cast<std::size_t>(p.ranks());
+    bool mapped = updates_ == sssp_updates::direct;
+    for (rank_t r = 0; r < p.ranks(); ++r) {
+      const global_ptr<std::uint32_t> in =
+          inbox_words_.ptr({2 * static_cast<std::size_t>(r) * static_cast<std::size_t>(p.block())});
+      const global_ptr<std::uint64_t> count = inbox_counts_.ptr({2 * static_cast<std::size_t>(r)});
+      const bool local = in.is_local() && count.is_local();
+      peer_inbox_.push_back(local ? in.local() : nullptr);
+      peer_count_.push_back(local ? count.local() : nullptr);
+      const global_ptr<std::uint64_t> first(
+          r, static_cast<std::uintptr_t>(bases_[static_cast<std::size_t>(r)]));
+      const bool words_local = p.size(r) > 0 && first.is_local();
+      peer_words_.push_back(words_local ? first.local() : nullptr);
+      if (r != c.rank && p.size(r) > 0 && !(local && words_local)) mapped = false;
+    }
+    lists_ = allreduce(t, std::uint64_t{mapped ? 1U : 0U}, op::min) == 1;
+    won_.resize(ranks);
+    won_seen_.assign((ghost_words_.size() + 63) / 64, 0);
+    std::uint64_t* const counts = inbox_counts_.local().data();
+    counts[0] = counts[1] = 0;
+    barrier(t);  // every inbox empty before any rank appends
   }
 
   // Collective: shortest paths from `root` with buckets of width `delta`.
@@ -124,9 +172,15 @@ class delta_stepping {
     for (std::size_t l = 0; l < rows; ++l) words[l] = detail::sssp_unreached;
     std::fill(expanded_.begin(), expanded_.end(), detail::sssp_unreached);
     std::fill(listed_.begin(), listed_.end(), std::uint8_t{0});
-    std::fill(sent_.begin(), sent_.end(), detail::sssp_unreached);
+    std::fill(sent_.begin(), sent_.end(), std::numeric_limits<float>::infinity());
+    std::fill(known_.begin(), known_.end(), std::numeric_limits<float>::infinity());
+    std::fill(active_.begin(), active_.end(), 0);
+    split_at(delta);
     if (c_.partition.owner(root) == c_.rank) {
-      words[static_cast<std::size_t>(root - c_.first)] = detail::sssp_word(0.0F, root);
+      const auto l = static_cast<std::size_t>(root - c_.first);
+      words[l] = detail::sssp_word(0.0F, root);
+      known_[l] = 0.0F;
+      active_[l / 64] |= std::uint64_t{1} << (l % 64);
     }
     barrier(t_);  // every rank's words are reset before anyone relaxes
 
@@ -149,19 +203,34 @@ class delta_stepping {
     std::uint64_t pending = none;
     std::uint64_t reported = none;
     // Collects the active vertices of bucket b into `frontier`, the others' smallest bucket
-    // into `pending`.
-    auto collect = [&](std::uint64_t b) {
+    // into `pending`: those marked in active_ (lists_), else those a scan of every word finds.
+    auto look_at = [&](std::size_t l, std::uint64_t b) {
+      const std::uint64_t w =
+          std::atomic_ref<std::uint64_t>(words[l]).load(std::memory_order_relaxed);
+      if (w >= expanded_[l]) return false;
+      known_[l] = detail::sssp_distance(w);  // lowered by another rank, perhaps
+      const std::uint64_t k = bucket_of(w);
+      if (k == b) {
+        frontier.push_back(static_cast<std::uint32_t>(l));
+      } else if (k < pending) {
+        pending = k;
+      }
+      return true;
+    };
+    auto collect = [&](std::uint64_t b, bool scan) {
       frontier.clear();
       pending = none;
-      for (std::size_t l = 0; l < rows; ++l) {
-        const std::uint64_t w =
-            std::atomic_ref<std::uint64_t>(words[l]).load(std::memory_order_relaxed);
-        if (w >= expanded_[l]) continue;
-        const std::uint64_t k = bucket_of(w);
-        if (k == b) {
-          frontier.push_back(static_cast<std::uint32_t>(l));
-        } else if (k < pending) {
-          pending = k;
+      if (scan) {
+        for (std::size_t l = 0; l < rows; ++l) {
+          const std::uint64_t bit = std::uint64_t{1} << (l % 64);
+          active_[l / 64] = look_at(l, b) ? active_[l / 64] | bit : active_[l / 64] & ~bit;
+        }
+      } else {
+        for (std::size_t i = 0; i < active_.size(); ++i) {
+          for (std::uint64_t bits = active_[i]; bits != 0; bits &= bits - 1) {
+            const std::size_t l = i * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+            if (!look_at(l, b)) active_[i] &= ~(std::uint64_t{1} << (l % 64));
+          }
         }
       }
       frontier_bucket = frontier.empty() ? none : b;
@@ -176,13 +245,17 @@ class delta_stepping {
     auto end_phase = [&] {
       const auto t0 = clock::now();
       agg.flush();
+      const std::size_t parity = stats_.phases % 2;
+      if (lists_) deliver(parity);
       const auto t1 = clock::now();
       const std::uint64_t mine = std::min({frontier_bucket, pending, reported});
       reported = none;
       const std::uint64_t next = allreduce(t_, mine, op::min);
       const auto t2 = clock::now();
       ++stats_.phases;
-      if (next != none) collect(next);
+      // Every rank's updates of this phase are in the words, its lists in the inboxes.
+      const bool scan = !lists_ || !receive(parity);
+      if (next != none) collect(next, scan);
       const auto t3 = clock::now();
       stats_.flush_seconds += seconds(t0, t1);
       stats_.sync_seconds += seconds(t1, t2);
@@ -196,37 +269,50 @@ class delta_stepping {
       const auto u = static_cast<std::uint32_t>(c_.first + static_cast<vertex_t>(l));
       const float* const weights = weights_.data();
       const std::uint32_t* const dests = dests_.data();
-      std::uint64_t i = c_.offsets[l];
-      std::uint64_t end = c_.offsets[l + 1];
-      std::uint64_t split = i;
-      while (split < end && weights[split] < delta) ++split;
-      if (light) {
-        end = split;
-      } else {
-        i = split;
-      }
+      float* const known = known_.data();
+      std::uint64_t i = light ? c_.offsets[l] : split_[l];
+      const std::uint64_t end = light ? split_[l] : c_.offsets[l + 1];
       stats_.relaxations += end - i;
       for (; i < end; ++i) {
-        const std::uint64_t nw =
-            (std::uint64_t{std::bit_cast<std::uint32_t>(d + weights[i])} << 32) | u;
+        const float nd = d + weights[i];
         const std::uint64_t dest = dests[i];
         if (dest < local_limit) {
+          // known_ (4 bytes a row, cache-resident where the words are not) is never below the
+          // word's distance: a longer path is dropped without touching the word.
+          if (nd > known[dest]) continue;
+          const std::uint64_t nw = (std::uint64_t{std::bit_cast<std::uint32_t>(nd)} << 32) | u;
           std::atomic_ref<std::uint64_t> target(words[dest]);
           std::uint64_t old = target.load(std::memory_order_relaxed);
           while (nw < old) {
             if (target.compare_exchange_weak(old, nw, std::memory_order_relaxed)) {
+              known[dest] = nd;
+              active_[dest / 64] |= std::uint64_t{1} << (dest % 64);
               reported = std::min(reported, bucket_of(nw));
               break;
             }
           }
         } else {
-          // A ghost: sent only when it beats what this rank sent it before (the owner's word
-          // is at most that already).
-          std::uint64_t& sent = sent_[dest - local_limit];
-          if (nw >= sent) continue;
-          sent = nw;
-          reported = std::min(reported, bucket_of(nw));
+          // A ghost: sent only a shorter distance than this rank sent it before (the owner's
+          // word is at most that already; of equal distances the first sent stays).
+          float& sent = sent_[dest - local_limit];
+          if (nd >= sent) continue;
+          sent = nd;
+          const std::uint64_t nw = (std::uint64_t{std::bit_cast<std::uint32_t>(nd)} << 32) | u;
           ++stats_.remote_updates;
+          if (std::uint64_t* const word = ghost_words_[dest - local_limit]; word != nullptr) {
+            // The owner learns of the lowered word from its inbox (lists_) or its scan.
+            std::atomic_ref<std::uint64_t> target(*word);
+            std::uint64_t old = target.load(std::memory_order_relaxed);
+            while (nw < old) {
+              if (target.compare_exchange_weak(old, nw, std::memory_order_relaxed)) {
+                reported = std::min(reported, bucket_of(nw));
+                if (lists_) note_won(dest - local_limit, word);
+                break;
+              }
+            }
+            continue;
+          }
+          reported = std::min(reported, bucket_of(nw));
           agg.atomic_min(ghost_ptrs_[dest - local_limit], nw);
         }
       }
@@ -234,7 +320,7 @@ class delta_stepping {
 
     const bool mine = c_.partition.owner(root) == c_.rank;
     std::uint64_t b = allreduce(t_, mine ? std::uint64_t{0} : none, op::min);  // 0
-    collect(b);
+    collect(b, !lists_);
     while (b != none) {
       ++stats_.buckets;
       // Light phases until bucket b has no active vertex anywhere.
@@ -303,6 +389,63 @@ class delta_stepping {
     return a.ptr({static_cast<std::size_t>(c.first)}).address();
   }
 
+  // Lists ghost g (its word mapped at `word`) for its owner, once a phase.
+  void note_won(std::size_t g, const std::uint64_t* word) {
+    const std::uint64_t bit = std::uint64_t{1} << (g % 64);
+    if ((won_seen_[g / 64] & bit) != 0) return;
+    won_seen_[g / 64] |= bit;
+    const auto o = static_cast<std::size_t>(
+        std::upper_bound(ghost_begin_.begin(), ghost_begin_.end(), static_cast<std::uint32_t>(g)) -
+        ghost_begin_.begin() - 1);
+    won_[o].push_back(static_cast<std::uint32_t>(word - peer_words_[o]));
+  }
+  // Appends this phase's lists to their owners' inboxes of `parity` (what does not fit is
+  // dropped: the count past the end tells the owner to scan instead).
+  void deliver(std::size_t parity) {
+    const auto capacity = static_cast<std::uint64_t>(c_.partition.block());
+    bool any = false;
+    for (std::size_t o = 0; o < won_.size(); ++o) {
+      std::vector<std::uint32_t>& w = won_[o];
+      if (w.empty()) continue;
+      any = true;
+      const std::uint64_t at = std::atomic_ref<std::uint64_t>(peer_count_[o][parity])
+                                   .fetch_add(w.size(), std::memory_order_relaxed);
+      if (at < capacity) {
+        const std::uint64_t n = std::min<std::uint64_t>(w.size(), capacity - at);
+        std::copy_n(w.begin(), n, peer_inbox_[o] + parity * capacity + at);
+      }
+      w.clear();
+    }
+    if (any) std::fill(won_seen_.begin(), won_seen_.end(), 0);
+  }
+  // Marks the rows the peers listed in this rank's inbox of `parity` active and empties it;
+  // false when it overflowed (the caller scans).
+  bool receive(std::size_t parity) {
+    const auto capacity = static_cast<std::uint64_t>(c_.partition.block());
+    std::atomic_ref<std::uint64_t> count(peer_count_[static_cast<std::size_t>(c_.rank)][parity]);
+    const std::uint64_t n = count.load(std::memory_order_acquire);
+    count.store(0, std::memory_order_relaxed);  // no peer appends to it before the next phase
+    if (n > capacity) return false;
+    const std::uint32_t* const in =
+        peer_inbox_[static_cast<std::size_t>(c_.rank)] + parity * capacity;
+    for (std::uint64_t i = 0; i < n; ++i) active_[in[i] / 64] |= std::uint64_t{1} << (in[i] % 64);
+    return true;
+  }
+
+  // Each row's first heavy arc (weight >= delta) into split_, unless known from the last run.
+  void split_at(float delta) {
+    if (delta == split_delta_) return;
+    for (std::size_t l = 0; l < split_.size(); ++l) {
+      const auto begin = weights_.begin() + static_cast<std::ptrdiff_t>(c_.offsets[l]);
+      const auto end = weights_.begin() + static_cast<std::ptrdiff_t>(c_.offsets[l + 1]);
+      split_[l] =
+          c_.offsets[l] +
+          static_cast<std::uint64_t>(
+              std::partition_point(begin, end, [delta](float w) { return w < delta; }) - begin);
+    }
+    split_delta_ = delta;
+  }
+
   // The rows' arcs sorted by weight (light ones first, whatever delta), each destination
   // resolved once: dests_ holds a local row l, or rows + g for ghost g (ghosts.hpp), whose
   // word ghost_ptrs_[g] points to.
@@ -311,12 +454,19 @@ class delta_stepping {
     const ghost_set gs(c);
     const std::vector<std::uint32_t> slots = gs.slots(c);
     ghost_ptrs_.reserve(gs.size());
+    ghost_begin_.assign(static_cast<std::size_t>(c.partition.ranks()) + 1, 0);
     for (const vertex_t v : gs.vertices()) {
       const rank_t o = c.partition.owner(v);
+      ++ghost_begin_[static_cast<std::size_t>(o) + 1];  // counts, summed below
       ghost_ptrs_.emplace_back(
           o, static_cast<std::uintptr_t>(bases_[static_cast<std::size_t>(o)] +
                                          static_cast<std::uint64_t>(c.partition.local(v)) * 8));
+      const global_ptr<std::uint64_t>& p = ghost_ptrs_.back();
+      ghost_words_.push_back(updates_ == sssp_updates::direct && p.is_local() ? p.local()
+                                                                              : nullptr);
     }
+    std::partial_sum(ghost_begin_.begin(), ghost_begin_.end(), ghost_begin_.begin());
+    ghost_begin_.pop_back();  // per rank: its first ghost
     sent_.resize(gs.size());
     dests_.resize(c.targets.size());
     weights_.resize(c.targets.size());
@@ -342,12 +492,30 @@ class delta_stepping {
   std::vector<std::uint32_t> dests_;
   std::vector<float> weights_;
   std::vector<global_ptr<std::uint64_t>> ghost_ptrs_;
-  std::vector<std::uint64_t> sent_;  // per ghost: the smallest word sent to it in this run
+  std::vector<std::uint64_t*> ghost_words_;  // per ghost: its word mapped here, or null
+  std::vector<float> sent_;  // per ghost: the shortest distance sent to it in this run
   aggregator_options options_;
+  sssp_updates updates_;
   dist_array<std::uint64_t, 1> words_;
   std::vector<std::uint64_t> bases_;
   std::vector<std::uint64_t> expanded_;  // the word each row's light edges were relaxed with
   std::vector<std::uint8_t> listed_;     // in `settled` (the current bucket's heavy list)
+  std::vector<float> known_;             // per row: its word's distance as this rank saw it last
+  std::vector<std::uint64_t> split_;     // per row: its first arc of weight >= split_delta_
+  float split_delta_ = -1.0F;
+  std::vector<std::uint64_t> active_;  // per row: lowered since its light arcs were relaxed
+  // Lists instead of scans (every rank updates every peer's words directly): the rows of this
+  // rank a peer lowered in a phase reach it through an inbox (two, by phase parity, so a
+  // peer's next list never meets this one unread): a fetch_add and a copy per peer and phase.
+  bool lists_ = false;
+  dist_array<std::uint32_t, 1> inbox_words_;   // per rank: 2 x block entries
+  dist_array<std::uint64_t, 1> inbox_counts_;  // per rank: 2 counts
+  std::vector<std::uint32_t*> peer_inbox_;     // each rank's inboxes mapped here
+  std::vector<std::uint64_t*> peer_count_;
+  std::vector<std::uint64_t*> peer_words_;       // each rank's first word mapped here
+  std::vector<std::uint32_t> ghost_begin_;       // per rank: its first ghost (ghosts by owner)
+  std::vector<std::vector<std::uint32_t>> won_;  // per rank: its rows lowered this phase
+  std::vector<std::uint64_t> won_seen_;          // per ghost: listed in won_ this phase
   sssp_stats stats_;
 };
 

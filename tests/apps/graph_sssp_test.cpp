@@ -52,11 +52,12 @@ std::uint64_t reached_edges(const gr::serial::csr& s, const std::vector<float>& 
   return n;
 }
 
-void expect_dijkstra(int scale, std::uint64_t seed, const std::vector<float>& deltas) {
+void expect_dijkstra(int scale, std::uint64_t seed, const std::vector<float>& deltas,
+                     gr::sssp_updates updates) {
   const gr::kronecker g(scale, 16, seed);
   const gr::dist_csr c = gr::build_dist_csr(g, world());
   const gr::serial::csr s = gr::serial::build_csr(g);
-  gr::delta_stepping solver(c, world());
+  gr::delta_stepping solver(c, world(), gr::delta_stepping::default_options(), updates);
   for (const vertex_t root : roots_of(g, s, 3)) {
     const std::vector<float> want = gr::serial::sssp_distances(s, root);
     for (const float delta : deltas) {
@@ -82,17 +83,22 @@ void expect_dijkstra(int scale, std::uint64_t seed, const std::vector<float>& de
 }
 
 TEST_F(GraphSssp, DistancesEqualDijkstraAtScale8) {
-  expect_dijkstra(8, 1, {0.05F, 0.1F, 0.5F, 4.0F});
+  expect_dijkstra(8, 1, {0.05F, 0.1F, 0.5F, 4.0F}, gr::sssp_updates::direct);
 }
 TEST_F(GraphSssp, DistancesEqualDijkstraAtScale9) {
-  expect_dijkstra(9, 7, {0.1F, 0.25F});
+  expect_dijkstra(9, 7, {0.1F, 0.25F}, gr::sssp_updates::direct);
 }
 TEST_F(GraphSssp, DistancesEqualDijkstraAtScale11) {
-  expect_dijkstra(11, 3, {0.02F, 0.1F});
+  expect_dijkstra(11, 3, {0.02F, 0.1F}, gr::sssp_updates::direct);
+}
+// Every remote relaxation through the aggregator, node peers' too.
+TEST_F(GraphSssp, AggregatedUpdatesEqualDijkstraAtScale9) {
+  expect_dijkstra(9, 7, {0.1F, 0.25F}, gr::sssp_updates::aggregated);
 }
 
 TEST_F(GraphSssp, RanksWithoutVerticesTakePart) {
-  expect_dijkstra(2, 3, {0.1F, 1.0F});  // 4 vertices: from 5 ranks on, some own none
+  // 4 vertices: from 5 ranks on, some own none
+  expect_dijkstra(2, 3, {0.1F, 1.0F}, gr::sssp_updates::direct);
 }
 
 TEST_F(GraphSssp, TheFreeFunctionRunsOneSolve) {
