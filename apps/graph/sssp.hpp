@@ -144,12 +144,13 @@ class delta_stepping {
       const global_ptr<std::uint64_t> first(
           r, static_cast<std::uintptr_t>(bases_[static_cast<std::size_t>(r)]));
       const bool words_local = p.size(r) > 0 && first.is_local();
-      peer_words_.push_back(words_local ? first.local() : nullptr);
+      direct_words_.push_back(updates_ == sssp_updates::direct && words_local ? first.local()
+                                                                              : nullptr);
       if (r != c.rank && p.size(r) > 0 && !(local && words_local)) mapped = false;
     }
     lists_ = allreduce(t, std::uint64_t{mapped ? 1U : 0U}, op::min) == 1;
     won_.resize(ranks);
-    won_seen_.assign((ghost_words_.size() + 63) / 64, 0);
+    won_seen_.assign((ghosts_.size() + 63) / 64, 0);
     std::uint64_t* const counts = inbox_counts_.local().data();
     counts[0] = counts[1] = 0;
     barrier(t);  // every inbox empty before any rank appends
@@ -172,7 +173,7 @@ class delta_stepping {
     for (std::size_t l = 0; l < rows; ++l) words[l] = detail::sssp_unreached;
     std::fill(expanded_.begin(), expanded_.end(), detail::sssp_unreached);
     std::fill(listed_.begin(), listed_.end(), std::uint8_t{0});
-    std::fill(sent_.begin(), sent_.end(), std::numeric_limits<float>::infinity());
+    for (ghost_state& g : ghosts_) g.sent = std::numeric_limits<float>::infinity();
     std::fill(known_.begin(), known_.end(), std::numeric_limits<float>::infinity());
     std::fill(active_.begin(), active_.end(), 0);
     split_at(delta);
@@ -294,19 +295,21 @@ class delta_stepping {
         } else {
           // A ghost: sent only a shorter distance than this rank sent it before (the owner's
           // word is at most that already; of equal distances the first sent stays).
-          float& sent = sent_[dest - local_limit];
-          if (nd >= sent) continue;
-          sent = nd;
+          const std::size_t g = dest - local_limit;
+          ghost_state& ghost = ghosts_[g];
+          if (nd >= ghost.sent) continue;
+          ghost.sent = nd;
           const std::uint64_t nw = (std::uint64_t{std::bit_cast<std::uint32_t>(nd)} << 32) | u;
           ++stats_.remote_updates;
-          if (std::uint64_t* const word = ghost_words_[dest - local_limit]; word != nullptr) {
+          const std::size_t o = owner_of_ghost(g);
+          if (std::uint64_t* const words_there = direct_words_[o]; words_there != nullptr) {
             // The owner learns of the lowered word from its inbox (lists_) or its scan.
-            std::atomic_ref<std::uint64_t> target(*word);
+            std::atomic_ref<std::uint64_t> target(words_there[ghost.row]);
             std::uint64_t old = target.load(std::memory_order_relaxed);
             while (nw < old) {
               if (target.compare_exchange_weak(old, nw, std::memory_order_relaxed)) {
                 reported = std::min(reported, bucket_of(nw));
-                if (lists_) note_won(dest - local_limit, word);
+                if (lists_) note_won(g, o, ghost.row);
                 break;
               }
             }
@@ -389,15 +392,18 @@ class delta_stepping {
     return a.ptr({static_cast<std::size_t>(c.first)}).address();
   }
 
-  // Lists ghost g (its word mapped at `word`) for its owner, once a phase.
-  void note_won(std::size_t g, const std::uint64_t* word) {
+  // The owner of ghost g (ghosts are numbered by owner).
+  std::size_t owner_of_ghost(std::size_t g) const noexcept {
+    return static_cast<std::size_t>(
+        std::upper_bound(ghost_begin_.begin(), ghost_begin_.end(), static_cast<std::uint32_t>(g)) -
+        ghost_begin_.begin() - 1);
+  }
+  // Lists ghost g (row `row` of rank o) for its owner, once a phase.
+  void note_won(std::size_t g, std::size_t o, std::uint32_t row) {
     const std::uint64_t bit = std::uint64_t{1} << (g % 64);
     if ((won_seen_[g / 64] & bit) != 0) return;
     won_seen_[g / 64] |= bit;
-    const auto o = static_cast<std::size_t>(
-        std::upper_bound(ghost_begin_.begin(), ghost_begin_.end(), static_cast<std::uint32_t>(g)) -
-        ghost_begin_.begin() - 1);
-    won_[o].push_back(static_cast<std::uint32_t>(word - peer_words_[o]));
+    won_[o].push_back(row);
   }
   // Appends this phase's lists to their owners' inboxes of `parity` (what does not fit is
   // dropped: the count past the end tells the owner to scan instead).
@@ -461,13 +467,10 @@ class delta_stepping {
       ghost_ptrs_.emplace_back(
           o, static_cast<std::uintptr_t>(bases_[static_cast<std::size_t>(o)] +
                                          static_cast<std::uint64_t>(c.partition.local(v)) * 8));
-      const global_ptr<std::uint64_t>& p = ghost_ptrs_.back();
-      ghost_words_.push_back(updates_ == sssp_updates::direct && p.is_local() ? p.local()
-                                                                              : nullptr);
+      ghosts_.push_back({0.0F, static_cast<std::uint32_t>(c.partition.local(v))});
     }
     std::partial_sum(ghost_begin_.begin(), ghost_begin_.end(), ghost_begin_.begin());
     ghost_begin_.pop_back();  // per rank: its first ghost
-    sent_.resize(gs.size());
     dests_.resize(c.targets.size());
     weights_.resize(c.targets.size());
     std::vector<std::uint32_t> order;
@@ -492,8 +495,11 @@ class delta_stepping {
   std::vector<std::uint32_t> dests_;
   std::vector<float> weights_;
   std::vector<global_ptr<std::uint64_t>> ghost_ptrs_;
-  std::vector<std::uint64_t*> ghost_words_;  // per ghost: its word mapped here, or null
-  std::vector<float> sent_;  // per ghost: the shortest distance sent to it in this run
+  struct ghost_state {
+    float sent;         // the shortest distance sent to it in this run
+    std::uint32_t row;  // its row at its owner
+  };
+  std::vector<ghost_state> ghosts_;  // one cache line holds both for the relaxations
   aggregator_options options_;
   sssp_updates updates_;
   dist_array<std::uint64_t, 1> words_;
@@ -512,7 +518,7 @@ class delta_stepping {
   dist_array<std::uint64_t, 1> inbox_counts_;  // per rank: 2 counts
   std::vector<std::uint32_t*> peer_inbox_;     // each rank's inboxes mapped here
   std::vector<std::uint64_t*> peer_count_;
-  std::vector<std::uint64_t*> peer_words_;       // each rank's first word mapped here
+  std::vector<std::uint64_t*> direct_words_;     // each rank's first word mapped here (direct)
   std::vector<std::uint32_t> ghost_begin_;       // per rank: its first ghost (ghosts by owner)
   std::vector<std::vector<std::uint32_t>> won_;  // per rank: its rows lowered this phase
   std::vector<std::uint64_t> won_seen_;          // per ghost: listed in won_ this phase
