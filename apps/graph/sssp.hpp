@@ -199,10 +199,11 @@ class delta_stepping {
     // What this rank knows of the buckets its vertices or its updates made active: `frontier`
     // (its active vertices of bucket frontier_bucket, none once expanded), `pending` (the
     // smallest bucket of its other active vertices at the last scan) and `reported` (the
-    // smallest bucket of an improvement it made since: a local CAS, or an update it sent).
+    // shortest distance of an improvement it made since, a local CAS or an update it sent:
+    // its bucket is the smallest such bucket).
     std::uint64_t frontier_bucket = none;
     std::uint64_t pending = none;
-    std::uint64_t reported = none;
+    float reported = std::numeric_limits<float>::infinity();
     // Collects the active vertices of bucket b into `frontier`, the others' smallest bucket
     // into `pending`: those marked in active_ (lists_), else those a scan of every word finds.
     auto look_at = [&](std::size_t l, std::uint64_t b) {
@@ -249,8 +250,10 @@ class delta_stepping {
       const std::size_t parity = stats_.phases % 2;
       if (lists_) deliver(parity);
       const auto t1 = clock::now();
-      const std::uint64_t mine = std::min({frontier_bucket, pending, reported});
-      reported = none;
+      const std::uint64_t mine =
+          std::min({frontier_bucket, pending,
+                    std::isinf(reported) ? none : bucket_of(detail::sssp_word(reported, 0))});
+      reported = std::numeric_limits<float>::infinity();
       const std::uint64_t next = allreduce(t_, mine, op::min);
       const auto t2 = clock::now();
       ++stats_.phases;
@@ -288,7 +291,7 @@ class delta_stepping {
             if (target.compare_exchange_weak(old, nw, std::memory_order_relaxed)) {
               known[dest] = nd;
               active_[dest / 64] |= std::uint64_t{1} << (dest % 64);
-              reported = std::min(reported, bucket_of(nw));
+              reported = std::min(reported, nd);
               break;
             }
           }
@@ -308,14 +311,14 @@ class delta_stepping {
             std::uint64_t old = target.load(std::memory_order_relaxed);
             while (nw < old) {
               if (target.compare_exchange_weak(old, nw, std::memory_order_relaxed)) {
-                reported = std::min(reported, bucket_of(nw));
+                reported = std::min(reported, nd);
                 if (lists_) note_won(g, o, ghost.row);
                 break;
               }
             }
             continue;
           }
-          reported = std::min(reported, bucket_of(nw));
+          reported = std::min(reported, nd);
           agg.atomic_min(ghost_ptrs_[dest - local_limit], nw);
         }
       }
