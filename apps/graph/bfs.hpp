@@ -53,11 +53,13 @@ inline const char* name_of(bfs_kind k) noexcept {
 
 // Beamer's switching thresholds (Beamer, Asanović, Patterson, SC'12: alpha 14, beta 24).
 // How top-down levels claim remote vertices:
-//   direct  by compare-exchange on the owner's word when global_ptr::is_local() (node peers on
-//           the shared-memory transport: a load and a compare-exchange instead of a message),
-//           else as atomic; after the level each rank appends the vertices it won to their
-//           owner's inbox (one fetch_add and one copy per owner), so no owner scans its words
-//           unless some peer is not mapped
+//   direct  when the owner's memory is mapped here (global_ptr::is_local(): node peers on the
+//           shared-memory transport), the claims (row, parent) are collected per owner and
+//           appended to its inbox after the level (one fetch_add and one copy of the batch:
+//           sequential stores, where a compare-exchange on the owner's random words costs a
+//           cross-core miss each); the owner claims them after the barrier; other owners get
+//           atomic claims; a batch that does not fit the inbox is claimed by compare-exchange
+//           and the owner told to scan
 //   atomic  an aggregated atomic_min on the vertex's parent word; after the level the owner
 //           scans its unvisited words for the claims that landed (blocks of 64 unclaimed
 //           words skipped at once)
@@ -98,8 +100,12 @@ class bfs_solver {
                      {static_cast<std::size_t>(c.partition.block()) *
                       static_cast<std::size_t>(c.partition.ranks())},
                      {dist::block}, "bfs inbox"),
-        inbox_counts_(t, {static_cast<std::size_t>(c.partition.ranks())}, {dist::block},
+        inbox_counts_(t, {2 * static_cast<std::size_t>(c.partition.ranks())}, {dist::block},
                       "bfs inbox counts"),
+        bulk_inbox_(t,
+                    {static_cast<std::size_t>(c.partition.block()) *
+                     static_cast<std::size_t>(c.partition.ranks())},
+                    {dist::block}, "bfs claims inbox"),
         rows_(c.local_rows()),
         words_per_rank_((static_cast<std::size_t>(c.partition.block()) + 63) / 64),
         aligned_(c.partition.block() % 64 == 0),
@@ -114,17 +120,17 @@ class bfs_solver {
       const bool direct = tuning.claims == bfs_claims::direct && !b.is_null() && b.is_local();
       mapped_.push_back(direct ? b.local() : nullptr);
       mapped_inbox_.push_back(
-          direct ? inbox_words_
-                       .ptr({static_cast<std::size_t>(p.block()) * static_cast<std::size_t>(r)})
-                       .local()
-                 : nullptr);
-      mapped_count_.push_back(direct ? inbox_counts_.ptr({static_cast<std::size_t>(r)}).local()
+          direct
+              ? bulk_inbox_.ptr({static_cast<std::size_t>(p.block()) * static_cast<std::size_t>(r)})
+                    .local()
+              : nullptr);
+      mapped_count_.push_back(direct ? inbox_counts_.ptr({2 * static_cast<std::size_t>(r)}).local()
                                      : nullptr);
       if (r != c.rank && p.size(r) > 0 && !direct && tuning.claims != bfs_claims::rpc) {
         scan_ = true;
       }
     }
-    won_.resize(static_cast<std::size_t>(p.ranks()));
+    outbox_.resize(static_cast<std::size_t>(p.ranks()));
     // Vertices without arcs (and the padding past the last row) are never claimed: marked
     // visited from the start, no level looks at them.
     never_.assign(words_per_rank_, 0);
@@ -141,7 +147,8 @@ class bfs_solver {
     next_.reserve(static_cast<std::size_t>(rows_));
     inbox_list_ = inbox_words_.local().data();
     inbox_count_ = inbox_counts_.local().data();
-    *inbox_count_ = 0;
+    inbox_count_[0] = inbox_count_[1] = 0;
+    bulk_list_ = bulk_inbox_.local().data();
     inbox_.emplace(claim_inbox{nullptr, inbox_list_, inbox_count_, 0});
     barrier(t);  // every inbox count zero before any rank appends
   }
@@ -236,7 +243,8 @@ class bfs_solver {
             all_frontier_bits_.size()) *
                sizeof(std::uint64_t) +
            (queue_.capacity() + next_.capacity() + static_cast<std::size_t>(c_.partition.block())) *
-               sizeof(std::uint32_t);
+               sizeof(std::uint32_t) +
+           static_cast<std::size_t>(c_.partition.block()) * sizeof(bulk_claim);
   }
 
  private:
@@ -252,6 +260,12 @@ class bfs_solver {
     return w.load(std::memory_order_relaxed) == in_search &&
            w.compare_exchange_strong(expected, value, std::memory_order_relaxed);
   }
+
+  // A direct claim in an owner's inbox: its row there and the claiming parent.
+  struct bulk_claim {
+    std::uint32_t row;
+    target_t parent;
+  };
 
   // Where remote claims (bfs_claims::rpc) land at their owner; rpc bodies run as tasks of the
   // owner's arena, concurrently with each other and with the owner's own claims.
@@ -319,8 +333,8 @@ class bfs_solver {
         if ((word & bit) != 0) continue;
         word |= bit;
         const auto l_v = static_cast<std::uint32_t>(v - c_.partition.first(o));
-        if (vertex_t* const words = mapped_[static_cast<std::size_t>(o)]; words != nullptr) {
-          if (claim(words[l_v], u)) won_[static_cast<std::size_t>(o)].push_back(l_v);
+        if (mapped_[static_cast<std::size_t>(o)] != nullptr) {
+          outbox_[static_cast<std::size_t>(o)].push_back({l_v, static_cast<target_t>(first + l)});
         } else if (tuning_.claims == bfs_claims::rpc) {
           agg_.rpc_ff(o, &claim_at_owner, *inbox_, l_v, first + l);
         } else {
@@ -328,13 +342,23 @@ class bfs_solver {
         }
       }
     }
-    // Direct claims won: appended to their owners' inboxes.
-    for (std::size_t o = 0; o < won_.size(); ++o) {
-      std::vector<std::uint32_t>& w = won_[o];
+    // Direct claims: each owner's batch appended to its inbox; what does not fit is claimed
+    // here by compare-exchange, and the owner told to scan.
+    const auto capacity = static_cast<std::uint64_t>(c_.partition.block());
+    for (std::size_t o = 0; o < outbox_.size(); ++o) {
+      std::vector<bulk_claim>& w = outbox_[o];
       if (w.empty()) continue;
-      const std::uint64_t at = std::atomic_ref<std::uint64_t>(*mapped_count_[o])
+      const std::uint64_t at = std::atomic_ref<std::uint64_t>(mapped_count_[o][0])
                                    .fetch_add(w.size(), std::memory_order_relaxed);
-      std::copy(w.begin(), w.end(), mapped_inbox_[o] + at);
+      const std::uint64_t fit =
+          at < capacity ? std::min<std::uint64_t>(w.size(), capacity - at) : 0;
+      std::copy_n(w.begin(), fit, mapped_inbox_[o] + at);
+      if (fit < w.size()) {
+        for (std::size_t i = fit; i < w.size(); ++i) {
+          claim(mapped_[o][w[i].row], claim_level_ | static_cast<vertex_t>(w[i].parent));
+        }
+        std::atomic_ref<std::uint64_t>(mapped_count_[o][1]).store(1, std::memory_order_relaxed);
+      }
       w.clear();
     }
     if (tuning_.claims == bfs_claims::rpc) {
@@ -343,14 +367,29 @@ class bfs_solver {
       agg_.flush();
     }
     barrier(t_);  // every rank's claims applied: no word changes until the next level
-    std::atomic_ref<std::uint64_t> count(*inbox_count_);
+    std::atomic_ref<std::uint64_t> count(inbox_count_[0]);
     const std::uint64_t n = count.load(std::memory_order_acquire);
-    for (std::uint64_t i = 0; i < n; ++i) {
-      mark_visited(inbox_list_[i]);
-      next_.push_back(inbox_list_[i]);
+    if (tuning_.claims == bfs_claims::rpc) {
+      for (std::uint64_t i = 0; i < n; ++i) {
+        mark_visited(inbox_list_[i]);
+        next_.push_back(inbox_list_[i]);
+      }
+    } else {
+      // The peers' batches, claimed here (a word claimed in this level already keeps its
+      // first claim).
+      for (std::uint64_t i = 0; i < std::min(n, capacity); ++i) {
+        const bulk_claim& x = bulk_list_[i];
+        if (claim(parent[x.row], claim_level_ | static_cast<vertex_t>(x.parent))) {
+          mark_visited(x.row);
+          next_.push_back(x.row);
+        }
+      }
     }
     count.store(0, std::memory_order_relaxed);  // no append before the next level's allreduce
-    if (!scan_) return;                         // every claim from elsewhere listed
+    std::atomic_ref<std::uint64_t> overflow(inbox_count_[1]);
+    const bool overflowed = overflow.load(std::memory_order_relaxed) != 0;
+    overflow.store(0, std::memory_order_relaxed);
+    if (!scan_ && !overflowed) return;  // every claim from elsewhere listed
     // The vertices claimed in this level: claimed words not yet visited. A block of 64 words
     // all unclaimed ANDs to in_search (all ones), skipped without looking at its bits.
     for (std::size_t w = 0; w < visited_.size(); ++w) {
@@ -404,16 +443,18 @@ class bfs_solver {
   bfs_tuning tuning_;
   dist_array<vertex_t, 1> parent_;
   dist_array<std::uint32_t, 1> inbox_words_;   // per rank: vertices won there by others
-  dist_array<std::uint64_t, 1> inbox_counts_;  // per rank: entries of its inbox
+  dist_array<std::uint64_t, 1> inbox_counts_;  // per rank: entries of its inbox, overflow
+  dist_array<bulk_claim, 1> bulk_inbox_;       // per rank: direct claims of the others
   vertex_t rows_;
   std::size_t words_per_rank_;
   bool aligned_;
   int block_shift_;
-  std::vector<global_ptr<vertex_t>> blocks_;  // each rank's first parent word
-  std::vector<vertex_t*> mapped_;             // blocks_ mapped here (direct claims), or null
-  std::vector<std::uint32_t*> mapped_inbox_;  // each rank's inbox mapped here, or null
-  std::vector<std::uint64_t*> mapped_count_;
-  std::vector<std::vector<std::uint32_t>> won_;  // direct claims won this level, per owner
+  std::vector<global_ptr<vertex_t>> blocks_;     // each rank's first parent word
+  std::vector<vertex_t*> mapped_;                // blocks_ mapped here (direct claims), or null
+  std::vector<bulk_claim*> mapped_inbox_;        // each rank's claims inbox mapped here, or null
+  std::vector<std::uint64_t*> mapped_count_;     // each rank's [count, overflow] mapped here
+  std::vector<std::vector<bulk_claim>> outbox_;  // direct claims of this level, per owner
+  bulk_claim* bulk_list_ = nullptr;              // bulk_inbox_ here
   bool scan_ = false;  // some peer claims by atomic_min: its claims are found by a scan
   std::vector<std::uint64_t> never_;          // this rank's vertices without arcs, padding
   std::vector<std::uint64_t> visited_;        // this rank's vertices reached so far (and never_)

@@ -52,7 +52,9 @@ bool run_bfs(const graph_input& in, const gr::graph500_options& o, const oneside
              gr::kernel_result& result, std::uint64_t& state_bytes, kernel_failure& failure) {
   const gr::bfs_kind kind = o.bfs == "topdown" ? gr::bfs_kind::topdown : gr::bfs_kind::diropt;
   gr::bfs_tuning tuning;
-  tuning.claims = o.claims == "rpc" ? gr::bfs_claims::rpc : gr::bfs_claims::atomic;
+  tuning.claims = o.claims == "rpc"      ? gr::bfs_claims::rpc
+                  : o.claims == "atomic" ? gr::bfs_claims::atomic
+                                         : gr::bfs_claims::direct;
   gr::bfs_solver solver(in.csr, t, tuning);
   std::optional<gr::bfs_validator> validator;
   if (o.validate) validator.emplace(in.csr, in.edges, t);
