@@ -135,7 +135,7 @@ class delta_stepping {
     const auto ranks = static_cast<std::size_t>(p.ranks());
     bool mapped = updates_ == sssp_updates::direct;
     for (rank_t r = 0; r < p.ranks(); ++r) {
-      const global_ptr<std::uint32_t> in =
+      const global_ptr<sssp_update> in =
           inbox_words_.ptr({2 * static_cast<std::size_t>(r) * static_cast<std::size_t>(p.block())});
       const global_ptr<std::uint64_t> count = inbox_counts_.ptr({2 * static_cast<std::size_t>(r)});
       const bool local = in.is_local() && count.is_local();
@@ -149,8 +149,7 @@ class delta_stepping {
       if (r != c.rank && p.size(r) > 0 && !(local && words_local)) mapped = false;
     }
     lists_ = allreduce(t, std::uint64_t{mapped ? 1U : 0U}, op::min) == 1;
-    won_.resize(ranks);
-    won_seen_.assign((ghosts_.size() + 63) / 64, 0);
+    outbox_.resize(ranks);
     std::uint64_t* const counts = inbox_counts_.local().data();
     counts[0] = counts[1] = 0;
     barrier(t);  // every inbox empty before any rank appends
@@ -258,7 +257,10 @@ class delta_stepping {
       const auto t2 = clock::now();
       ++stats_.phases;
       // Every rank's updates of this phase are in the words, its lists in the inboxes.
-      const bool scan = !lists_ || !receive(parity);
+      const bool scan = !lists_ || !receive(parity, words, [&](std::uint32_t l, std::uint64_t w) {
+        known_[l] = std::min(known_[l], detail::sssp_distance(w));
+        active_[l / 64] |= std::uint64_t{1} << (l % 64);
+      });
       if (next != none) collect(next, scan);
       const auto t3 = clock::now();
       stats_.flush_seconds += seconds(t0, t1);
@@ -305,14 +307,19 @@ class delta_stepping {
           const std::uint64_t nw = (std::uint64_t{std::bit_cast<std::uint32_t>(nd)} << 32) | u;
           ++stats_.remote_updates;
           const std::size_t o = owner_of_ghost(g);
+          if (lists_) {
+            // Batched: the owner applies it after the phase (deliver, receive).
+            reported = std::min(reported, nd);
+            outbox_[o].push_back({nw, ghost.row});
+            continue;
+          }
           if (std::uint64_t* const words_there = direct_words_[o]; words_there != nullptr) {
-            // The owner learns of the lowered word from its inbox (lists_) or its scan.
+            // The owner learns of the lowered word from its scan.
             std::atomic_ref<std::uint64_t> target(words_there[ghost.row]);
             std::uint64_t old = target.load(std::memory_order_relaxed);
             while (nw < old) {
               if (target.compare_exchange_weak(old, nw, std::memory_order_relaxed)) {
                 reported = std::min(reported, nd);
-                if (lists_) note_won(g, o, ghost.row);
                 break;
               }
             }
@@ -401,44 +408,48 @@ class delta_stepping {
         std::upper_bound(ghost_begin_.begin(), ghost_begin_.end(), static_cast<std::uint32_t>(g)) -
         ghost_begin_.begin() - 1);
   }
-  // Lists ghost g (row `row` of rank o) for its owner, once a phase.
-  void note_won(std::size_t g, std::size_t o, std::uint32_t row) {
-    const std::uint64_t bit = std::uint64_t{1} << (g % 64);
-    if ((won_seen_[g / 64] & bit) != 0) return;
-    won_seen_[g / 64] |= bit;
-    won_[o].push_back(row);
-  }
-  // Appends this phase's lists to their owners' inboxes of `parity` (what does not fit is
-  // dropped: the count past the end tells the owner to scan instead).
+  // Appends this phase's updates to their owners' inboxes of `parity`; what does not fit is
+  // applied here by compare-exchange, and the count past the end tells the owner to scan.
   void deliver(std::size_t parity) {
     const auto capacity = static_cast<std::uint64_t>(c_.partition.block());
-    bool any = false;
-    for (std::size_t o = 0; o < won_.size(); ++o) {
-      std::vector<std::uint32_t>& w = won_[o];
+    for (std::size_t o = 0; o < outbox_.size(); ++o) {
+      std::vector<sssp_update>& w = outbox_[o];
       if (w.empty()) continue;
-      any = true;
       const std::uint64_t at = std::atomic_ref<std::uint64_t>(peer_count_[o][parity])
                                    .fetch_add(w.size(), std::memory_order_relaxed);
-      if (at < capacity) {
-        const std::uint64_t n = std::min<std::uint64_t>(w.size(), capacity - at);
-        std::copy_n(w.begin(), n, peer_inbox_[o] + parity * capacity + at);
+      const std::uint64_t fit =
+          at < capacity ? std::min<std::uint64_t>(w.size(), capacity - at) : 0;
+      std::copy_n(w.begin(), fit, peer_inbox_[o] + parity * capacity + at);
+      for (std::size_t i = fit; i < w.size(); ++i) {
+        atomic_lower(direct_words_[o][w[i].row], w[i].word);
       }
       w.clear();
     }
-    if (any) std::fill(won_seen_.begin(), won_seen_.end(), 0);
   }
-  // Marks the rows the peers listed in this rank's inbox of `parity` active and empties it;
-  // false when it overflowed (the caller scans).
-  bool receive(std::size_t parity) {
+  // Applies the updates the peers put in this rank's inbox of `parity` (calling
+  // lowered(row, word) for each that lowered a word) and empties it; false when it overflowed
+  // (the caller scans).
+  template <class Lowered>
+  bool receive(std::size_t parity, std::uint64_t* words, Lowered lowered) {
     const auto capacity = static_cast<std::uint64_t>(c_.partition.block());
     std::atomic_ref<std::uint64_t> count(peer_count_[static_cast<std::size_t>(c_.rank)][parity]);
     const std::uint64_t n = count.load(std::memory_order_acquire);
     count.store(0, std::memory_order_relaxed);  // no peer appends to it before the next phase
-    if (n > capacity) return false;
-    const std::uint32_t* const in =
+    const sssp_update* const in =
         peer_inbox_[static_cast<std::size_t>(c_.rank)] + parity * capacity;
-    for (std::uint64_t i = 0; i < n; ++i) active_[in[i] / 64] |= std::uint64_t{1} << (in[i] % 64);
-    return true;
+    for (std::uint64_t i = 0; i < std::min(n, capacity); ++i) {
+      if (atomic_lower(words[in[i].row], in[i].word)) lowered(in[i].row, in[i].word);
+    }
+    return n <= capacity;
+  }
+  // word = min(word, w); whether it lowered it.
+  static bool atomic_lower(std::uint64_t& word, std::uint64_t w) noexcept {
+    std::atomic_ref<std::uint64_t> target(word);
+    std::uint64_t old = target.load(std::memory_order_relaxed);
+    while (w < old) {
+      if (target.compare_exchange_weak(old, w, std::memory_order_relaxed)) return true;
+    }
+    return false;
   }
 
   // Each row's first heavy arc (weight >= delta) into split_, unless known from the last run.
@@ -517,14 +528,17 @@ class delta_stepping {
   // rank a peer lowered in a phase reach it through an inbox (two, by phase parity, so a
   // peer's next list never meets this one unread): a fetch_add and a copy per peer and phase.
   bool lists_ = false;
-  dist_array<std::uint32_t, 1> inbox_words_;   // per rank: 2 x block entries
+  struct sssp_update {
+    std::uint64_t word;  // the new word
+    std::uint32_t row;   // at the owner
+  };
+  dist_array<sssp_update, 1> inbox_words_;     // per rank: 2 x block entries
   dist_array<std::uint64_t, 1> inbox_counts_;  // per rank: 2 counts
-  std::vector<std::uint32_t*> peer_inbox_;     // each rank's inboxes mapped here
+  std::vector<sssp_update*> peer_inbox_;       // each rank's inboxes mapped here
   std::vector<std::uint64_t*> peer_count_;
-  std::vector<std::uint64_t*> direct_words_;     // each rank's first word mapped here (direct)
-  std::vector<std::uint32_t> ghost_begin_;       // per rank: its first ghost (ghosts by owner)
-  std::vector<std::vector<std::uint32_t>> won_;  // per rank: its rows lowered this phase
-  std::vector<std::uint64_t> won_seen_;          // per ghost: listed in won_ this phase
+  std::vector<std::uint64_t*> direct_words_;      // each rank's first word mapped here (direct)
+  std::vector<std::uint32_t> ghost_begin_;        // per rank: its first ghost (ghosts by owner)
+  std::vector<std::vector<sssp_update>> outbox_;  // per rank: this phase's updates for it
   sssp_stats stats_;
 };
 
