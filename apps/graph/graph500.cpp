@@ -163,7 +163,7 @@ int run(int argc, char** argv) {
   info.csr_bytes =
       oneside::allreduce(world,
                          static_cast<std::uint64_t>(csr->offsets.size() * sizeof(std::uint64_t) +
-                                                    csr->targets.size() * sizeof(gr::vertex_t) +
+                                                    csr->targets.size() * sizeof(gr::target_t) +
                                                     csr->weights.size() * sizeof(float)),
                          oneside::op::sum);
 
