@@ -5,10 +5,11 @@
 //
 //   topdown  each rank expands its part of the frontier: for each arc u → v of a frontier vertex
 //            u, v's parent word is claimed with u — by a CPU compare-exchange when v is local
-//            (the winner joins the next frontier at once) or its owner is a node peer whose
-//            memory this process maps (global_ptr::local(), bfs_claims::direct), else through
-//            an aggregator (one message per few hundred claims), as an atomic_min on the word or
-//            an rpc_ff whose body claims it at the owner (bfs_claims). During the search a claimed
+//            (the winner joins the next frontier at once), by a batch appended to the owner's
+//            inbox when the owner is a node peer whose memory this process maps
+//            (bfs_claims::direct), else through an aggregator (one message per few hundred
+//            claims), as an atomic_min on the word or an rpc_ff whose body claims it at the
+//            owner (bfs_claims). During the search a claimed
 //            word holds (level << 40) | parent, so the minimum keeps the first level's claim: a
 //            claim of a later level on a vertex reached before changes nothing, and among claims of
 //            one level the smallest parent wins. A rank claims each remote vertex at most once per
@@ -68,10 +69,6 @@ inline const char* name_of(bfs_kind k) noexcept {
 //           without a scan; quiet() instead of flush() ends the level
 enum class bfs_claims : std::uint8_t { direct, atomic, rpc };
 
-inline const char* name_of(bfs_claims c) noexcept {
-  return c == bfs_claims::direct ? "direct" : c == bfs_claims::atomic ? "atomic" : "rpc";
-}
-
 struct bfs_tuning {
   double alpha = 14.0;
   double beta = 24.0;
@@ -96,16 +93,12 @@ class bfs_solver {
         tuning_(tuning),
         parent_(t, {static_cast<std::size_t>(c.partition.vertex_count())}, {dist::block},
                 "parents"),
-        inbox_words_(t,
-                     {static_cast<std::size_t>(c.partition.block()) *
-                      static_cast<std::size_t>(c.partition.ranks())},
-                     {dist::block}, "bfs inbox"),
+        inbox_words_(t, {inbox_size(c, tuning.claims == bfs_claims::rpc)}, {dist::block},
+                     "bfs inbox"),
         inbox_counts_(t, {2 * static_cast<std::size_t>(c.partition.ranks())}, {dist::block},
                       "bfs inbox counts"),
-        bulk_inbox_(t,
-                    {static_cast<std::size_t>(c.partition.block()) *
-                     static_cast<std::size_t>(c.partition.ranks())},
-                    {dist::block}, "bfs claims inbox"),
+        bulk_inbox_(t, {inbox_size(c, tuning.claims == bfs_claims::direct)}, {dist::block},
+                    "bfs claims inbox"),
         rows_(c.local_rows()),
         words_per_rank_((static_cast<std::size_t>(c.partition.block()) + 63) / 64),
         aligned_(c.partition.block() % 64 == 0),
@@ -242,9 +235,9 @@ class bfs_solver {
            (never_.size() + visited_.size() + claimed_.size() + frontier_bits_.size() +
             all_frontier_bits_.size()) *
                sizeof(std::uint64_t) +
-           (queue_.capacity() + next_.capacity() + static_cast<std::size_t>(c_.partition.block())) *
+           (queue_.capacity() + next_.capacity() + inbox_words_.local().size()) *
                sizeof(std::uint32_t) +
-           static_cast<std::size_t>(c_.partition.block()) * sizeof(bulk_claim);
+           bulk_inbox_.local().size() * sizeof(bulk_claim);
   }
 
  private:
@@ -259,6 +252,12 @@ class bfs_solver {
     vertex_t expected = in_search;
     return w.load(std::memory_order_relaxed) == in_search &&
            w.compare_exchange_strong(expected, value, std::memory_order_relaxed);
+  }
+
+  // An inbox's elements: a block per rank when the claims mode uses it, else one per rank.
+  static std::size_t inbox_size(const dist_csr& c, bool used) noexcept {
+    const auto ranks = static_cast<std::size_t>(c.partition.ranks());
+    return used ? static_cast<std::size_t>(c.partition.block()) * ranks : ranks;
   }
 
   // A direct claim in an owner's inbox: its row there and the claiming parent.

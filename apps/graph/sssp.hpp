@@ -14,8 +14,9 @@
 // so beside the rows): its tentative distance's float bits above its parent's number (below
 // 2^32). Non-negative floats order as their bits do, so the smaller word is the shorter
 // distance (ties to the smaller parent), and a relaxation is an atomic min on the word: a CPU
-// atomic for this rank's vertices and for those of node peers whose memory is mapped here
-// (sssp_updates::direct, through global_ptr::local()), an aggregator atomic_min
+// atomic for this rank's vertices; for node peers whose memory is mapped here
+// (sssp_updates::direct, through global_ptr::local()) an update batched into the owner's inbox
+// once per phase and applied there as a CPU atomic; an aggregator atomic_min
 // (oneside/pgas/aggregator.hpp) for the others', which travel batched and are applied at the
 // owner (or, on shared memory with apply_at_origin, by the sender through the mapped heap).
 // Each rank also keeps a float per row, never below its word's distance (known_: half the
@@ -31,9 +32,10 @@
 // sent update. The allreduce is also the phase's barrier: after it every update is applied,
 // and each rank collects its active vertices of the bucket it names. It knows them from a
 // bitmap of the rows lowered since their last expansion: its own improvements set bits as they
-// happen, and when every rank updates every peer's words directly (sssp_updates::direct on
-// one node), each peer appends the rows it lowered to the owner's inbox once per phase (one
-// fetch_add and one copy; two inboxes by phase parity). Otherwise, or when an inbox overflows,
+// happen, and when every peer's memory is mapped (sssp_updates::direct on one node), each peer
+// appends its updates (word, row) to the owner's inbox once per phase (one fetch_add and one
+// copy; two inboxes by phase parity), and the owner sets the bits of the rows they lowered.
+// Otherwise, or when an inbox overflows (its updates are then applied by compare-exchange),
 // the owner scans all its words, as the Graph500 reference scans its distances per bucket.
 // That bucket is b again (another light phase), or, after b's heavy edges (w ≥ delta,
 // once per vertex settled in b), the next one, or none (the end): one collective per phase. A
@@ -44,7 +46,7 @@
 // The solver's construction prepares the graph for every run (rows sorted by weight, each
 // arc's destination resolved to a local row or a ghost, ghosts.hpp): preprocessing a driver
 // times with kernel 1 (construction), not with each search. Memory: 8 bytes per arc, about 28
-// per ghost and 38 per row (inboxes included), beside the dist_csr.
+// per ghost and 62 per row (the two 16-byte inbox entries included), beside the dist_csr.
 //
 // Errors (oneside::error, arg, on every rank): a root outside [0, N), a delta that is not a
 // positive finite number, a graph of 2^32 vertices or more.
@@ -99,9 +101,10 @@ inline constexpr std::uint64_t sssp_unreached = ~std::uint64_t{0};
 }  // namespace detail
 
 // How relaxations of other ranks' vertices travel:
-//   direct      a compare-exchange on the owner's word when its memory is mapped here
-//               (global_ptr::is_local(): node peers on the shared-memory transport), else as
-//               aggregated; no message, no per-update call (the default)
+//   direct      when the owner's memory is mapped here (global_ptr::is_local(): node peers on
+//               the shared-memory transport), batched into its inbox once per phase (when every
+//               peer is mapped) or a compare-exchange on its word; else as aggregated; no
+//               message, no per-update call (the default)
 //   aggregated  an aggregator atomic_min for every remote vertex
 enum class sssp_updates : std::uint8_t { direct, aggregated };
 
@@ -287,15 +290,10 @@ class delta_stepping {
           // word's distance: a longer path is dropped without touching the word.
           if (nd > known[dest]) continue;
           const std::uint64_t nw = (std::uint64_t{std::bit_cast<std::uint32_t>(nd)} << 32) | u;
-          std::atomic_ref<std::uint64_t> target(words[dest]);
-          std::uint64_t old = target.load(std::memory_order_relaxed);
-          while (nw < old) {
-            if (target.compare_exchange_weak(old, nw, std::memory_order_relaxed)) {
-              known[dest] = nd;
-              active_[dest / 64] |= std::uint64_t{1} << (dest % 64);
-              reported = std::min(reported, nd);
-              break;
-            }
+          if (atomic_lower(words[dest], nw)) {
+            known[dest] = nd;
+            active_[dest / 64] |= std::uint64_t{1} << (dest % 64);
+            reported = std::min(reported, nd);
           }
         } else {
           // A ghost: sent only a shorter distance than this rank sent it before (the owner's
@@ -315,14 +313,7 @@ class delta_stepping {
           }
           if (std::uint64_t* const words_there = direct_words_[o]; words_there != nullptr) {
             // The owner learns of the lowered word from its scan.
-            std::atomic_ref<std::uint64_t> target(words_there[ghost.row]);
-            std::uint64_t old = target.load(std::memory_order_relaxed);
-            while (nw < old) {
-              if (target.compare_exchange_weak(old, nw, std::memory_order_relaxed)) {
-                reported = std::min(reported, nd);
-                break;
-              }
-            }
+            if (atomic_lower(words_there[ghost.row], nw)) reported = std::min(reported, nd);
             continue;
           }
           reported = std::min(reported, nd);
@@ -524,9 +515,9 @@ class delta_stepping {
   std::vector<std::uint64_t> split_;     // per row: its first arc of weight >= split_delta_
   float split_delta_ = -1.0F;
   std::vector<std::uint64_t> active_;  // per row: lowered since its light arcs were relaxed
-  // Lists instead of scans (every rank updates every peer's words directly): the rows of this
-  // rank a peer lowered in a phase reach it through an inbox (two, by phase parity, so a
-  // peer's next list never meets this one unread): a fetch_add and a copy per peer and phase.
+  // Lists instead of scans (every peer's memory mapped): a peer's updates of this rank's words
+  // in a phase reach it through an inbox (two, by phase parity, so a peer's next batch never
+  // meets this one unread): a fetch_add and a copy per peer and phase.
   bool lists_ = false;
   struct sssp_update {
     std::uint64_t word;  // the new word
