@@ -511,7 +511,7 @@ TEST_F(Transport, LookupsFromManyThreadsStayRightWhileOwnersChangeTheirSegments)
   std::vector<std::thread> readers;
   for (int k = 0; k < 2; ++k) {
     readers.emplace_back([&] {
-      while (!stop.load(std::memory_order_relaxed)) {
+      do {  // at least one pass, however late the thread is scheduled
         for (int q = 0; q < size(); ++q) {
           if (q == rank()) continue;
           const std::uintptr_t a = addr[static_cast<std::size_t>(q)];
@@ -524,9 +524,11 @@ TEST_F(Transport, LookupsFromManyThreadsStayRightWhileOwnersChangeTheirSegments)
           if (!right) wrong.fetch_add(1, std::memory_order_relaxed);
           lookups.fetch_add(1, std::memory_order_relaxed);
         }
-      }
+      } while (!stop.load(std::memory_order_relaxed));
     });
   }
+  // On a loaded machine the readers may start late: let them run before the churn begins.
+  while (lookups.load(std::memory_order_relaxed) == 0) std::this_thread::yield();
   for (int i = 0; i < 200; ++i) {
     transport::segment churn = tp().allocate_segment(4096 * (1 + static_cast<std::size_t>(i % 3)));
   }
