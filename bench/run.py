@@ -43,8 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oneside_bench.gbench import (GROUPS, MIB, NETWORK_FAMILIES, NETWORK_MPIRUN, NETWORK_OSC,
-                                  OSHMEM_OSHRUN, RMA_OSC_DEFAULT, collect, family_osc, find_suites,
-                                  result, run_interleaved, run_record, write_csv)
+                                  OSHMEM_OSHRUN, RMA_OSC_DEFAULT, SWEEP_FAMILIES, collect,
+                                  family_osc, find_suites, result, run_interleaved, run_record,
+                                  write_csv)
 from oneside_bench.util import fail
 
 # The PGAS layer's targets: a global_ptr operation within 10% of the same operation over a raw
@@ -207,8 +208,9 @@ def parse_args() -> argparse.Namespace:
                    help="Open MPI one-sided component of the rma_create family "
                    "(MPI_Win_create; default: rdma, as osc/sm refuses such windows)")
     p.add_argument("--families", nargs="+", choices=list(GROUPS), default=None,
-                   help="run only these benchmark families (default: all of them; with "
-                   f"--transport mpi: {' '.join(NETWORK_FAMILIES)})")
+                   help="run only these benchmark families (default: all but the OSU "
+                   f"sweeps {' '.join(SWEEP_FAMILIES)}; with --transport mpi: "
+                   f"{' '.join(NETWORK_FAMILIES)})")
     a = p.parse_args()
     for kv in a.oneside_env:
         name, eq, _ = kv.partition("=")
@@ -218,6 +220,8 @@ def parse_args() -> argparse.Namespace:
         a.ranks = [2] if a.transport == "mpi" else [2, 4]
     if a.families is None and a.transport == "mpi" and not a.filter:
         a.families = list(NETWORK_FAMILIES)
+    elif a.families is None and not a.filter:
+        a.families = [g for g in GROUPS if g not in SWEEP_FAMILIES]
     if a.repetitions < 1:
         p.error("--repetitions must be at least 1")
     if any(n < 1 for n in a.ranks):

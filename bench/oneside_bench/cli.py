@@ -216,29 +216,30 @@ def cmd_scale(args: argparse.Namespace) -> None:
     results = runner.app_results()
     steps = []
     if st is not None:
-        micro = st["micro"]
+        micro = st["micro"] or []
         apps = st["apps"]
         ranks = st["ranks"]
     else:
-        micro = None
+        micro = []
         if args.families or args.filter:
-            micro = {"ranks": args.ranks, "families": args.families,
-                     "min_time": args.min_time, "filter": args.filter}
+            micro = [{"ranks": args.ranks, "families": args.families,
+                      "min_time": args.min_time, "filter": args.filter}]
         apps = _app_choices(args)
         ranks = args.ranks
     # Rank count by rank count: the micro families, then every app (both interleaved inside).
-    for n in sorted(set(ranks) | set(micro["ranks"] if micro else [])):
-        if micro and n in micro["ranks"]:
-            steps += runner.micro_steps(o, [n], micro["families"], micro["min_time"],
-                                        micro["filter"], records)
+    for n in sorted(set(ranks).union(*(m["ranks"] for m in micro))):
+        for m in micro:
+            if n in m["ranks"]:
+                steps += runner.micro_steps(o, [n], m["families"], m["min_time"], m["filter"],
+                                            records)
         for name, spec in apps.items():
             if n in spec.get("ranks", ranks):
                 steps += runner.app_steps(o, APPS[name], spec["variants"], [n],
                                           spec.get("scaling", args.scaling), spec["size"],
                                           results)
     opts = {"repetitions": o.repetitions, "ranks": ranks, "apps": ", ".join(apps),
-            "micro": (micro["filter"] or ", ".join(micro["families"] or ["all"])) if micro
-            else "none",
+            "micro": "; ".join(m["filter"] or ", ".join(m["families"] or ["all"])
+                               for m in micro) or "none",
             "launcher": shlex.join(o.launcher) or "default"}
 
     def finish() -> list[dict]:

@@ -50,7 +50,17 @@ GROUPS = {
     # The PGAS layer (micro/pgas_bench.cpp) with its raw rma window baseline in the same
     # process: no MPI peer (None); its OpenSHMEM peer runs in the oshmem suite (OSHMEM_GROUPS).
     "pgas": ("^pgas_", None),
+    # OSU-style sweeps (micro/osu_bench.cpp): every size, every synchronization mode, on
+    # allocate windows (the MPI process on --mpi-osc, sm by default, as the sync family).
+    "osu_latency": ("^osu_(put|get)_latency/", "^mpi_osu_(put|get)_latency/"),
+    "osu_bw": ("^osu_(put|get)_bw/", "^mpi_osu_(put|get)_bw/"),
+    "osu_atomic": ("^osu_(acc|get_acc|fop|cas)_latency/",
+                   "^mpi_osu_(acc|get_acc|fop|cas)_latency/"),
 }
+
+# The sweeps run only when named: run.py's default families leave them out (its report
+# checks targets at fixed sizes; a sweep takes minutes).
+SWEEP_FAMILIES = ("osu_latency", "osu_bw", "osu_atomic")
 
 # The families the OpenSHMEM suite (bin/oshmem_bench under oshrun) runs with, and its filter
 # there (None: every benchmark of oshmem_bench).
@@ -345,8 +355,9 @@ def split_name(name: str) -> tuple[str, str, int | None]:
     size = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
     if size is None and family.startswith(("rma_", "mpi_rma_")) and "rma_sync_" not in family:
         size = rma_bytes(family, parts[1:])
-    if size is None and family.startswith(("pgas_", "oshmem_")):
-        # pgas_put_latency/rput/8 -> 8; an int64 atomic (…/int64) -> 8.
+    if size is None and family.startswith(("pgas_", "oshmem_", "osu_", "mpi_osu_")):
+        # pgas_put_latency/rput/8 -> 8, osu_put_bw/flush/1024 -> 1024; an int64 atomic
+        # (…/int64, osu_fop_latency/flush) -> 8.
         numbers = [int(x) for x in parts[1:] if x.isdigit()]
         size = numbers[-1] if numbers else 8
     return "/".join(parts), family, size

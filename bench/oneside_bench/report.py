@@ -41,6 +41,11 @@ def ratio_text(ours: dict, theirs: dict) -> str:
     return f"{speed_ratio(ours, theirs):.2f}×"
 
 
+def is_bandwidth(family: str) -> bool:
+    """Whether a family's figure reads as bandwidth (put_bandwidth, OSU's osu_put_bw)."""
+    return "bandwidth" in family or family.endswith("_bw")
+
+
 def _series(name: str) -> str:
     """A benchmark's name without its size: put_bandwidth/1024 -> put_bandwidth."""
     return re.sub(r"/\d+$", "", name)
@@ -106,7 +111,7 @@ class report:
                              (transport, ranks)),
                             key=lambda r: (_series(r["name"]), r["size"].get("bytes", 0))):
                 bw = ""
-                if "bytes" in r["size"] and "bandwidth" in r["family"]:
+                if "bytes" in r["size"] and is_bandwidth(r["family"]):
                     bw = f" ({r['size']['bytes'] / r['median']:.3g} GB/s)"
                 peers = peers_of(r, self.rows) or [None]
                 for p in peers:
@@ -218,18 +223,24 @@ class report:
             if len({r["size"]["bytes"] for r in rows}) < 2:
                 continue
             peers = [p for r in rows for p in peers_of(r, self.rows)]
-            bandwidth = "bandwidth" in family
+            bandwidth = is_bandwidth(family)
             fig, ax = plt.subplots(figsize=(7, 4.2))
             series = defaultdict(list)
             for r in rows + peers:
                 series[(r["suite"], _series(r["name"]))].append(r)
+            # A colour per oneside series (an OSU sweep's synchronization mode), the same for
+            # its peers, which are dashed.
+            colours = {}
+            for r in rows:
+                colours.setdefault(_series(r["name"]), f"C{len(colours) % 10}")
             for (suite, name), pts in sorted(series.items()):
                 pts.sort(key=lambda r: r["size"]["bytes"])
                 xs = [r["size"]["bytes"] for r in pts]
                 ys = [r["size"]["bytes"] / r["median"] if bandwidth else r["median"] / 1e3
                       for r in pts]
+                ours = pts[0]["peer_of"] if suite != "oneside" else name
                 ax.plot(xs, ys, marker="o", ms=3, ls="-" if suite == "oneside" else "--",
-                        label=name)
+                        color=colours.get(_series(ours or name)), label=name)
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_xlabel("message size (bytes)")

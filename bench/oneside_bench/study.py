@@ -14,6 +14,8 @@
     families = ["barrier", "latency"]  # default: all
     min_time = 0.05
     filter = "…"                       # optional, instead of families
+    # or several sets, each at its own rank counts: [[micro]] tables (e.g. the OSU sweeps
+    # at 2 ranks only, the collectives at every count)
 
     [apps.stencil]                     # one table per app (apps.APPS)
     variants = ["fence", "pscw"]       # default: every variant the binary offers
@@ -48,6 +50,21 @@ def _ranks(where: str, value: object) -> list[int]:
     return value
 
 
+def _micro(where: str, m: object, ranks: list[int]) -> dict:
+    """One [micro] table, checked, with its defaults."""
+    if not isinstance(m, dict):
+        raise study_error(f"{where}: expected a table, not {m!r}")
+    unknown = set(m) - MICRO_KEYS
+    if unknown:
+        raise study_error(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+    families = m.get("families")
+    if families is not None and not set(families) <= set(GROUPS):
+        raise study_error(f"{where}: unknown families "
+                          f"{', '.join(sorted(set(families) - set(GROUPS)))}")
+    return {"ranks": _ranks(where, m.get("ranks", ranks)), "families": families,
+            "min_time": float(m.get("min_time", 0.1)), "filter": m.get("filter")}
+
+
 def load(path: Path) -> dict:
     """The study at `path` (TOML, or JSON when the name ends in .json), checked and with its
     defaults filled in; study_error says what is wrong."""
@@ -73,17 +90,8 @@ def load(path: Path) -> dict:
     if not isinstance(s["repetitions"], int) or s["repetitions"] < 1:
         raise study_error(f"{where}: repetitions must be a positive integer")
     if "micro" in data:
-        m = data["micro"]
-        unknown = set(m) - MICRO_KEYS
-        if unknown:
-            raise study_error(f"{where} [micro]: unknown keys {', '.join(sorted(unknown))}")
-        families = m.get("families")
-        if families is not None and not set(families) <= set(GROUPS):
-            raise study_error(f"{where} [micro]: unknown families "
-                              f"{', '.join(sorted(set(families) - set(GROUPS)))}")
-        s["micro"] = {"ranks": _ranks(f"{where} [micro]", m.get("ranks", s["ranks"])),
-                      "families": families, "min_time": float(m.get("min_time", 0.1)),
-                      "filter": m.get("filter")}
+        tables = data["micro"] if isinstance(data["micro"], list) else [data["micro"]]
+        s["micro"] = [_micro(f"{where} [micro]", m, s["ranks"]) for m in tables]
     for name, spec in data.get("apps", {}).items():
         if name not in APPS:
             raise study_error(f"{where}: unknown app {name!r} (known: {', '.join(APPS)})")

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -87,6 +88,60 @@ constexpr std::int64_t rma_bandwidth_batch(std::int64_t bytes) {
       (std::int64_t{16} << 20) / (rma_in_flight * std::max<std::int64_t>(bytes, 1)), 1, 64);
   return rounds * rma_in_flight;
 }
+
+// ---- OSU-style sweeps (micro/osu_bench.cpp and peers/mpi_osu_bench.cpp) ---------------
+
+// The synchronization of an OSU one-sided benchmark (osu_put_latency -s ...): around every
+// operation (latency) or every rma_in_flight operations (bandwidth), to the next rank.
+//   lock         lock(shared, next); ops; unlock(next)
+//   lock_all     lock_all(); ops; unlock_all()
+//   flush        ops; flush(next)          inside a lock_all held throughout
+//   flush_local  ops; flush_local(next)    inside a lock_all held throughout
+//   pscw         post({left}); start({next}); ops; complete(); wait()
+//   fence        ops; fence()              the fences chain the epochs
+enum class osu_sync { lock, lock_all, flush, flush_local, pscw, fence };
+inline constexpr std::array<osu_sync, 6> osu_syncs{osu_sync::lock,  osu_sync::lock_all,
+                                                   osu_sync::flush, osu_sync::flush_local,
+                                                   osu_sync::pscw,  osu_sync::fence};
+
+constexpr std::string_view osu_sync_name(osu_sync s) {
+  switch (s) {
+    case osu_sync::lock:
+      return "lock";
+    case osu_sync::lock_all:
+      return "lock_all";
+    case osu_sync::flush:
+      return "flush";
+    case osu_sync::flush_local:
+      return "flush_local";
+    case osu_sync::pscw:
+      return "pscw";
+    case osu_sync::fence:
+      return "fence";
+  }
+  return "?";
+}
+
+// The message sizes of the put/get sweeps: 1 B to 4 MiB in powers of 4 (OSU's range, every
+// other size of its powers of 2).
+inline void osu_sizes(benchmark::internal::Benchmark* b) {
+  b->RangeMultiplier(4)->Range(1, max_transfer_bytes);
+}
+
+// The accumulate sweep (int64 sums): 8 B to 2 MiB in powers of 8.
+inline void osu_acc_sizes(benchmark::internal::Benchmark* b) {
+  b->RangeMultiplier(8)->Range(8, std::int64_t{2} << 20);
+}
+
+// Operations per batch of a latency sweep: rma_batch small operations, about 16 MiB moved
+// per batch for large ones (at least 4 operations).
+constexpr std::int64_t osu_latency_batch(std::int64_t bytes) {
+  return std::clamp<std::int64_t>((std::int64_t{16} << 20) / std::max<std::int64_t>(bytes, 1), 4,
+                                  rma_batch);
+}
+
+enum class osu_op { put, get };
+enum class osu_atomic { get_acc, fop, cas };
 
 // ---- the lockstep measurement ---------------------------------------------------------
 
@@ -225,6 +280,88 @@ inline bool run_benchmarks(int argc, char** argv, bool is_reporting_rank) {
     benchmark::RunSpecifiedBenchmarks(&quiet);
   }
   benchmark::Shutdown();
+  return true;
+}
+
+// ---- OSU-style sweeps: the measurements ------------------------------------------------
+
+// Registers every OSU sweep, named `prefix` + osu_put_latency/S/N (and so on), S every mode,
+// over a window of either side: Window(osu_sync, bytes) opens the mode's long epoch (if any),
+// open()/close() wrap each group of operations, transfer(osu_op, std::byte* local, bytes),
+// accumulate(const std::int64_t*, elements) and atomic(osu_atomic, std::int64_t* old) issue
+// one operation to the next rank. run(state, ops_per_batch, batch) warms up and measures (the
+// side's lockstep). One list of names, sizes and loops for oneside's benches and their peers.
+template <class Window, class Run>
+bool register_osu(const std::string& prefix, Run run) {
+  const auto latency = [run](benchmark::State& st, osu_op op, osu_sync s) {
+    const std::int64_t bytes = st.range(0);
+    Window w(s, static_cast<std::size_t>(bytes));
+    page_buffer local(static_cast<std::size_t>(bytes));
+    run(st, osu_latency_batch(bytes), [&](std::int64_t k) {
+      for (std::int64_t i = 0; i < k; ++i) {
+        w.open();
+        w.transfer(op, local.data(), bytes);
+        w.close();
+      }
+    });
+    count_bytes(st, bytes);
+  };
+  // rma_in_flight operations, then the synchronization (OSU's window size of 64).
+  const auto bandwidth = [run](benchmark::State& st, osu_op op, osu_sync s) {
+    const std::int64_t bytes = st.range(0);
+    Window w(s, static_cast<std::size_t>(bytes));
+    page_buffer local(static_cast<std::size_t>(bytes));
+    run(st, rma_bandwidth_batch(bytes), [&](std::int64_t k) {
+      for (std::int64_t done = 0; done < k; done += rma_in_flight) {
+        w.open();
+        for (std::int64_t i = 0; i < rma_in_flight; ++i) w.transfer(op, local.data(), bytes);
+        w.close();
+      }
+    });
+    count_bytes(st, bytes);
+  };
+  const auto accumulate = [run](benchmark::State& st, osu_sync s) {
+    const std::int64_t bytes = st.range(0);
+    Window w(s, static_cast<std::size_t>(bytes));
+    const std::vector<std::int64_t> src(static_cast<std::size_t>(bytes / 8), 1);
+    run(st, osu_latency_batch(bytes), [&](std::int64_t k) {
+      for (std::int64_t i = 0; i < k; ++i) {
+        w.open();
+        w.accumulate(src.data(), bytes / 8);
+        w.close();
+      }
+    });
+    count_bytes(st, bytes);
+  };
+  const auto atomic = [run](benchmark::State& st, osu_atomic kind, osu_sync s) {
+    Window w(s, 4096);
+    std::int64_t old = 0;
+    run(st, rma_batch, [&](std::int64_t k) {
+      for (std::int64_t i = 0; i < k; ++i) {
+        w.open();
+        w.atomic(kind, &old);
+        w.close();
+      }
+    });
+    benchmark::DoNotOptimize(old);
+    count_bytes(st, 8);
+  };
+  for (const osu_sync s : osu_syncs) {
+    std::string mode(1, '/');  // (not "/" + std::string: GCC 12's false -Wrestrict)
+    mode += osu_sync_name(s);
+    const auto add = [&](const std::string& name, auto fn) {
+      return benchmark::RegisterBenchmark((prefix + name + mode).c_str(), fn)->UseManualTime();
+    };
+    for (const osu_op op : {osu_op::put, osu_op::get}) {
+      const std::string what = op == osu_op::put ? "osu_put" : "osu_get";
+      add(what + "_latency", [=](benchmark::State& st) { latency(st, op, s); })->Apply(osu_sizes);
+      add(what + "_bw", [=](benchmark::State& st) { bandwidth(st, op, s); })->Apply(osu_sizes);
+    }
+    add("osu_acc_latency", [=](benchmark::State& st) { accumulate(st, s); })->Apply(osu_acc_sizes);
+    add("osu_get_acc_latency", [=](benchmark::State& st) { atomic(st, osu_atomic::get_acc, s); });
+    add("osu_fop_latency", [=](benchmark::State& st) { atomic(st, osu_atomic::fop, s); });
+    add("osu_cas_latency", [=](benchmark::State& st) { atomic(st, osu_atomic::cas, s); });
+  }
   return true;
 }
 

@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent
 sys.path.insert(0, str(BENCH))
 
-from oneside_bench import apps, cli, compare, report, runner, schema, study  # noqa: E402
+from oneside_bench import apps, cli, compare, gbench, report, runner, schema, study  # noqa: E402
 from oneside_bench.util import differs, summary  # noqa: E402
 
 FIXTURE = HERE / "data" / "tiny_scale.json"
@@ -383,6 +383,21 @@ class runner_test(unittest.TestCase):
             "micro barrier oneside np4 rep 1/1", "micro barrier mpi np4 rep 1/1",
             "stencil/pscw np4 strong round 1/1", "stencil/mpi_rma np4 strong round 1/1"])
 
+    def test_micro_tables_run_each_at_its_own_rank_counts(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "s.toml"
+            path.write_text('name = "two"\nranks = [2, 4]\nrepetitions = 1\n'
+                            '[[micro]]\nfamilies = ["barrier"]\n'
+                            '[[micro]]\nranks = [2]\nfamilies = ["osu_bw"]\n')
+            fb = fake_build(Path(tmp))
+            text = fb.main("scale", "--study", str(path), "--dry-run")
+        labels = [x.split(None, 2)[2] for x in text.splitlines()
+                  if x[:5].strip().rstrip(".").isdigit()]
+        self.assertEqual(labels, [
+            "micro barrier oneside np2 rep 1/1", "micro barrier mpi np2 rep 1/1",
+            "micro osu_bw oneside np2 rep 1/1", "micro osu_bw mpi np2 rep 1/1",
+            "micro barrier oneside np4 rep 1/1", "micro barrier mpi np4 rep 1/1"])
+
     def test_a_study_is_not_mixed_with_command_line_choices(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             fb = fake_build(Path(tmp))
@@ -488,6 +503,24 @@ class new_app_test(unittest.TestCase):
                          {("graph500", 1, 10): [1.5e9], ("graph500", 2, 11): [1.65e9]})
 
 
+class gbench_test(unittest.TestCase):
+    def test_osu_names_give_their_size(self) -> None:
+        self.assertEqual(gbench.split_name("osu_put_bw/flush/1024/manual_time"),
+                         ("osu_put_bw/flush/1024", "osu_put_bw", 1024))
+        self.assertEqual(gbench.split_name("mpi_osu_acc_latency/pscw/64/manual_time"),
+                         ("mpi_osu_acc_latency/pscw/64", "mpi_osu_acc_latency", 64))
+        self.assertEqual(gbench.split_name("osu_fop_latency/fence/manual_time")[2], 8)
+        self.assertEqual(runner.micro_peer_of("mpi", "mpi_osu_get_bw/lock/4"),
+                         "osu_get_bw/lock/4")
+        self.assertTrue(report.is_bandwidth("osu_get_bw"))
+        self.assertFalse(report.is_bandwidth("osu_get_latency"))
+
+    def test_the_sweeps_are_families_of_their_own(self) -> None:
+        self.assertTrue(set(gbench.SWEEP_FAMILIES) <= set(gbench.GROUPS))
+        ours, theirs = gbench.GROUPS["osu_atomic"]
+        self.assertEqual(theirs, "^mpi_" + ours[1:])
+
+
 class study_test(unittest.TestCase):
     def test_the_checked_in_studies_load(self) -> None:
         for name, transport in (("node", "shm"), ("network", "mpi")):
@@ -499,12 +532,20 @@ class study_test(unittest.TestCase):
             self.assertIsNotNone(s["micro"])
         self.assertIn("mpirun", study.load(BENCH / "studies" / "network.toml")["launcher"])
 
+    def test_micro_sets_of_the_checked_in_studies(self) -> None:
+        s = study.load(BENCH / "studies" / "node.toml")
+        self.assertEqual([m["ranks"] for m in s["micro"]], [[2, 4, 8], [2]])
+        self.assertEqual(s["micro"][1]["families"], list(gbench.SWEEP_FAMILIES))
+
     def test_mistakes_are_named(self) -> None:
         cases = [('ranks = [0]\n[apps.stencil]\n', "ranks must be a list of positive"),
                  ('[apps.lulesh]\n', "unknown app 'lulesh'"),
                  ('[apps.stencil]\nsize = { m = 3 }\n', "size keys are n, radius, iterations"),
                  ('[apps.stencil]\nscaling = ["sideways"]\n', "scaling must list"),
                  ('[micro]\nfamilies = ["nope"]\n', "unknown families nope"),
+                 ('[[micro]]\nranks = [2]\n[[micro]]\nfamilies = ["osu"]\n',
+                  "unknown families osu"),
+                 ('[[micro]]\nranks = [2]\nwhen = 3\n', "unknown keys when"),
                  ('transport = "udp"\n[apps.gups]\n', "transport 'udp'"),
                  ('name = "x"\n', "nothing to run"),
                  ('colour = "red"\n', "unknown keys colour"),
