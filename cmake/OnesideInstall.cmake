@@ -25,5 +25,8 @@ install(FILES "${PROJECT_BINARY_DIR}/onesideConfig.cmake"
 # oneside-bench (bench/oneside-bench, Python 3, standard library): the command in bin/, its
 # package and the study definitions in share/oneside/bench, where the command looks for them.
 install(PROGRAMS "${PROJECT_SOURCE_DIR}/bench/oneside-bench" DESTINATION "${CMAKE_INSTALL_BINDIR}")
-install(DIRECTORY "${PROJECT_SOURCE_DIR}/bench/oneside_bench" "${PROJECT_SOURCE_DIR}/bench/studies"
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/bench/oneside_bench"
         DESTINATION "${CMAKE_INSTALL_DATADIR}/oneside/bench" PATTERN "__pycache__" EXCLUDE)
+# (the studies' definitions only: their checked-in reports stay in the source tree)
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/bench/studies"
+        DESTINATION "${CMAKE_INSTALL_DATADIR}/oneside/bench" FILES_MATCHING PATTERN "*.toml")
