@@ -410,7 +410,7 @@ class delta_stepping {
                                    .fetch_add(w.size(), std::memory_order_relaxed);
       const std::uint64_t fit =
           at < capacity ? std::min<std::uint64_t>(w.size(), capacity - at) : 0;
-      std::copy_n(w.begin(), fit, peer_inbox_[o] + parity * capacity + at);
+      if (fit > 0) std::copy_n(w.begin(), fit, peer_inbox_[o] + parity * capacity + at);
       for (std::size_t i = fit; i < w.size(); ++i) {
         atomic_lower(direct_words_[o][w[i].row], w[i].word);
       }

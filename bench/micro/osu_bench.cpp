@@ -31,7 +31,6 @@ namespace {
 
 namespace bench = oneside::bench;
 namespace rma = oneside::rma;
-using bench::osu_sync;
 using oneside::rank_t;
 
 const oneside::datatype& byte_type() {
@@ -42,14 +41,12 @@ const oneside::datatype& int64_type() {
 }
 
 // An allocate window of `bytes` (at least a page) on every rank, zeroed and touched once in
-// full by its origin, with the ring neighbours and their one-member groups (PSCW). The
-// epochs are `sync`'s: the long one (lock_all, fence) from construction to destruction,
-// open()/close() around each group of operations. Collective both ways.
+// full by its origin, with the ring neighbours and their one-member groups (PSCW), and the
+// synchronization calls bench::osu_epochs makes of it (lockstep.hpp). Collective both ways.
 class osu_window {
  public:
-  osu_window(osu_sync sync, std::size_t bytes)
-      : sync_(sync),
-        bytes_(std::max<std::size_t>(bytes, 4096)),
+  explicit osu_window(std::size_t bytes)
+      : bytes_(std::max<std::size_t>(bytes, 4096)),
         win_(rma::window::allocate(oneside::world(), bytes_, 1)),
         next_((oneside::world().rank() + 1) % oneside::world().size()),
         left_((oneside::world().rank() + oneside::world().size() - 1) % oneside::world().size()),
@@ -67,16 +64,27 @@ class osu_window {
     oneside::barrier(oneside::world());
     std::memset(win_.base(), 0, bytes_);
     oneside::barrier(oneside::world());
-    if (sync_ == osu_sync::flush || sync_ == osu_sync::flush_local) win_.lock_all();
-    if (sync_ == osu_sync::fence) win_.fence();
   }
   osu_window(const osu_window&) = delete;
   osu_window& operator=(const osu_window&) = delete;
-  ~osu_window() {
-    if (sync_ == osu_sync::flush || sync_ == osu_sync::flush_local) win_.unlock_all();
-    if (sync_ == osu_sync::fence) win_.fence(rma::mode::nosucceed);
-    win_.free();
+  ~osu_window() { win_.free(); }
+
+  void lock_shared() { win_.lock(rma::lock_type::shared, next_); }
+  void unlock() { win_.unlock(next_); }
+  void lock_all() { win_.lock_all(); }
+  void unlock_all() { win_.unlock_all(); }
+  void flush() { win_.flush(next_); }
+  void flush_local() { win_.flush_local(next_); }
+  void post_start() {
+    win_.post(left_group_);
+    win_.start(right_group_);
   }
+  void complete_wait() {
+    win_.complete();
+    win_.wait();
+  }
+  void fence() { win_.fence(); }
+  void last_fence() { win_.fence(rma::mode::nosucceed); }
 
   void transfer(bench::osu_op op, std::byte* local, std::int64_t bytes) {
     const auto n = static_cast<oneside::count_t>(bytes);
@@ -109,51 +117,7 @@ class osu_window {
     }
   }
 
-  void open() {
-    switch (sync_) {
-      case osu_sync::lock:
-        win_.lock(rma::lock_type::shared, next_);
-        break;
-      case osu_sync::lock_all:
-        win_.lock_all();
-        break;
-      case osu_sync::pscw:
-        win_.post(left_group_);
-        win_.start(right_group_);
-        break;
-      case osu_sync::flush:
-      case osu_sync::flush_local:
-      case osu_sync::fence:
-        break;
-    }
-  }
-
-  void close() {
-    switch (sync_) {
-      case osu_sync::lock:
-        win_.unlock(next_);
-        break;
-      case osu_sync::lock_all:
-        win_.unlock_all();
-        break;
-      case osu_sync::flush:
-        win_.flush(next_);
-        break;
-      case osu_sync::flush_local:
-        win_.flush_local(next_);
-        break;
-      case osu_sync::pscw:
-        win_.complete();
-        win_.wait();
-        break;
-      case osu_sync::fence:
-        win_.fence();
-        break;
-    }
-  }
-
  private:
-  osu_sync sync_;
   std::size_t bytes_;
   rma::window win_;
   rank_t next_;

@@ -18,15 +18,13 @@ namespace {
 
 namespace bench = oneside::bench;
 namespace peers = oneside::bench::peers;
-using bench::osu_sync;
 
 // micro/osu_bench.cpp's osu_window over MPI: an MPI_Win_allocate window of `bytes` (at least
 // a page), zeroed and touched once in full, the ring neighbours' one-member groups, and the
-// epochs of `sync`. Collective both ways.
+// synchronization calls bench::osu_epochs makes of it. Collective both ways.
 class mpi_osu_window {
  public:
-  mpi_osu_window(osu_sync sync, std::size_t bytes)
-      : sync_(sync), bytes_(std::max<std::size_t>(bytes, 4096)) {
+  explicit mpi_osu_window(std::size_t bytes) : bytes_(std::max<std::size_t>(bytes, 4096)) {
     const int rank = peers::world_rank();
     const int size = peers::world_size();
     next_ = (rank + 1) % size;
@@ -50,14 +48,10 @@ class mpi_osu_window {
     MPI_Barrier(MPI_COMM_WORLD);
     std::memset(base_, 0, bytes_);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (sync_ == osu_sync::flush || sync_ == osu_sync::flush_local) MPI_Win_lock_all(0, win_);
-    if (sync_ == osu_sync::fence) MPI_Win_fence(0, win_);
   }
   mpi_osu_window(const mpi_osu_window&) = delete;
   mpi_osu_window& operator=(const mpi_osu_window&) = delete;
   ~mpi_osu_window() {
-    if (sync_ == osu_sync::flush || sync_ == osu_sync::flush_local) MPI_Win_unlock_all(win_);
-    if (sync_ == osu_sync::fence) MPI_Win_fence(MPI_MODE_NOSUCCEED, win_);
     MPI_Group_free(&left_group_);
     MPI_Group_free(&right_group_);
     MPI_Win_free(&win_);
@@ -94,51 +88,24 @@ class mpi_osu_window {
     }
   }
 
-  void open() {
-    switch (sync_) {
-      case osu_sync::lock:
-        MPI_Win_lock(MPI_LOCK_SHARED, next_, 0, win_);
-        break;
-      case osu_sync::lock_all:
-        MPI_Win_lock_all(0, win_);
-        break;
-      case osu_sync::pscw:
-        MPI_Win_post(left_group_, 0, win_);
-        MPI_Win_start(right_group_, 0, win_);
-        break;
-      case osu_sync::flush:
-      case osu_sync::flush_local:
-      case osu_sync::fence:
-        break;
-    }
+  void lock_shared() { MPI_Win_lock(MPI_LOCK_SHARED, next_, 0, win_); }
+  void unlock() { MPI_Win_unlock(next_, win_); }
+  void lock_all() { MPI_Win_lock_all(0, win_); }
+  void unlock_all() { MPI_Win_unlock_all(win_); }
+  void flush() { MPI_Win_flush(next_, win_); }
+  void flush_local() { MPI_Win_flush_local(next_, win_); }
+  void post_start() {
+    MPI_Win_post(left_group_, 0, win_);
+    MPI_Win_start(right_group_, 0, win_);
   }
-
-  void close() {
-    switch (sync_) {
-      case osu_sync::lock:
-        MPI_Win_unlock(next_, win_);
-        break;
-      case osu_sync::lock_all:
-        MPI_Win_unlock_all(win_);
-        break;
-      case osu_sync::flush:
-        MPI_Win_flush(next_, win_);
-        break;
-      case osu_sync::flush_local:
-        MPI_Win_flush_local(next_, win_);
-        break;
-      case osu_sync::pscw:
-        MPI_Win_complete(win_);
-        MPI_Win_wait(win_);
-        break;
-      case osu_sync::fence:
-        MPI_Win_fence(0, win_);
-        break;
-    }
+  void complete_wait() {
+    MPI_Win_complete(win_);
+    MPI_Win_wait(win_);
   }
+  void fence() { MPI_Win_fence(0, win_); }
+  void last_fence() { MPI_Win_fence(MPI_MODE_NOSUCCEED, win_); }
 
  private:
-  osu_sync sync_;
   std::size_t bytes_;
   int next_ = 0;
   void* base_ = nullptr;

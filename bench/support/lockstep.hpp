@@ -285,23 +285,91 @@ inline bool run_benchmarks(int argc, char** argv, bool is_reporting_rank) {
 
 // ---- OSU-style sweeps: the measurements ------------------------------------------------
 
+// The synchronization `sync` on a window of either side, as the table at osu_sync says, written
+// once: the long epoch (lock_all for flush and flush_local, the first fence) from construction
+// to destruction, open()/close() around each group of operations. Window names the calls:
+// lock_shared(), unlock(), lock_all(), unlock_all(), flush(), flush_local(), post_start(),
+// complete_wait(), fence() and last_fence() (no epoch follows), each on the ring neighbours.
+template <class Window>
+class osu_epochs {
+ public:
+  osu_epochs(Window& w, osu_sync sync) : w_(w), sync_(sync) {
+    if (held()) w_.lock_all();
+    if (sync_ == osu_sync::fence) w_.fence();
+  }
+  osu_epochs(const osu_epochs&) = delete;
+  osu_epochs& operator=(const osu_epochs&) = delete;
+  ~osu_epochs() {
+    if (held()) w_.unlock_all();
+    if (sync_ == osu_sync::fence) w_.last_fence();
+  }
+
+  void open() {
+    switch (sync_) {
+      case osu_sync::lock:
+        w_.lock_shared();
+        break;
+      case osu_sync::lock_all:
+        w_.lock_all();
+        break;
+      case osu_sync::pscw:
+        w_.post_start();
+        break;
+      case osu_sync::flush:
+      case osu_sync::flush_local:
+      case osu_sync::fence:
+        break;
+    }
+  }
+
+  void close() {
+    switch (sync_) {
+      case osu_sync::lock:
+        w_.unlock();
+        break;
+      case osu_sync::lock_all:
+        w_.unlock_all();
+        break;
+      case osu_sync::flush:
+        w_.flush();
+        break;
+      case osu_sync::flush_local:
+        w_.flush_local();
+        break;
+      case osu_sync::pscw:
+        w_.complete_wait();
+        break;
+      case osu_sync::fence:
+        w_.fence();
+        break;
+    }
+  }
+
+ private:
+  bool held() const noexcept { return sync_ == osu_sync::flush || sync_ == osu_sync::flush_local; }
+
+  Window& w_;
+  osu_sync sync_;
+};
+
 // Registers every OSU sweep, named `prefix` + osu_put_latency/S/N (and so on), S every mode,
-// over a window of either side: Window(osu_sync, bytes) opens the mode's long epoch (if any),
-// open()/close() wrap each group of operations, transfer(osu_op, std::byte* local, bytes),
-// accumulate(const std::int64_t*, elements) and atomic(osu_atomic, std::int64_t* old) issue
-// one operation to the next rank. run(state, ops_per_batch, batch) warms up and measures (the
-// side's lockstep). One list of names, sizes and loops for oneside's benches and their peers.
+// over a window of either side: Window(bytes) with the calls osu_epochs needs, and
+// transfer(osu_op, std::byte* local, bytes), accumulate(const std::int64_t*, elements) and
+// atomic(osu_atomic, std::int64_t* old), each one operation to the next rank.
+// run(state, ops_per_batch, batch) warms up and measures (the side's lockstep). One list of
+// names, sizes, loops and epochs for oneside's benches and their peers.
 template <class Window, class Run>
 bool register_osu(const std::string& prefix, Run run) {
   const auto latency = [run](benchmark::State& st, osu_op op, osu_sync s) {
     const std::int64_t bytes = st.range(0);
-    Window w(s, static_cast<std::size_t>(bytes));
+    Window w(static_cast<std::size_t>(bytes));
+    osu_epochs<Window> e(w, s);
     page_buffer local(static_cast<std::size_t>(bytes));
     run(st, osu_latency_batch(bytes), [&](std::int64_t k) {
       for (std::int64_t i = 0; i < k; ++i) {
-        w.open();
+        e.open();
         w.transfer(op, local.data(), bytes);
-        w.close();
+        e.close();
       }
     });
     count_bytes(st, bytes);
@@ -309,38 +377,41 @@ bool register_osu(const std::string& prefix, Run run) {
   // rma_in_flight operations, then the synchronization (OSU's window size of 64).
   const auto bandwidth = [run](benchmark::State& st, osu_op op, osu_sync s) {
     const std::int64_t bytes = st.range(0);
-    Window w(s, static_cast<std::size_t>(bytes));
+    Window w(static_cast<std::size_t>(bytes));
+    osu_epochs<Window> e(w, s);
     page_buffer local(static_cast<std::size_t>(bytes));
     run(st, rma_bandwidth_batch(bytes), [&](std::int64_t k) {
       for (std::int64_t done = 0; done < k; done += rma_in_flight) {
-        w.open();
+        e.open();
         for (std::int64_t i = 0; i < rma_in_flight; ++i) w.transfer(op, local.data(), bytes);
-        w.close();
+        e.close();
       }
     });
     count_bytes(st, bytes);
   };
   const auto accumulate = [run](benchmark::State& st, osu_sync s) {
     const std::int64_t bytes = st.range(0);
-    Window w(s, static_cast<std::size_t>(bytes));
+    Window w(static_cast<std::size_t>(bytes));
+    osu_epochs<Window> e(w, s);
     const std::vector<std::int64_t> src(static_cast<std::size_t>(bytes / 8), 1);
     run(st, osu_latency_batch(bytes), [&](std::int64_t k) {
       for (std::int64_t i = 0; i < k; ++i) {
-        w.open();
+        e.open();
         w.accumulate(src.data(), bytes / 8);
-        w.close();
+        e.close();
       }
     });
     count_bytes(st, bytes);
   };
   const auto atomic = [run](benchmark::State& st, osu_atomic kind, osu_sync s) {
-    Window w(s, 4096);
+    Window w(4096);
+    osu_epochs<Window> e(w, s);
     std::int64_t old = 0;
     run(st, rma_batch, [&](std::int64_t k) {
       for (std::int64_t i = 0; i < k; ++i) {
-        w.open();
+        e.open();
         w.atomic(kind, &old);
-        w.close();
+        e.close();
       }
     });
     benchmark::DoNotOptimize(old);
