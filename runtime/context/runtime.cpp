@@ -76,6 +76,12 @@ bool decide_oversubscribed(const detail::bootstrap& boot) {
   return boot.local_size() > std::max(1, m.pus);
 }
 
+// Whether the node's ranks take every PU (or are taken to outnumber them): no PU is left for
+// a helper thread to spin or poll on without taking a computing rank's time.
+bool decide_full(const detail::bootstrap& boot, bool oversubscribed) {
+  return oversubscribed || boot.local_size() >= std::max(1, this_machine().pus);
+}
+
 detail::wait_params read_wait_params(bool oversubscribed) {
   detail::wait_params w;
   w.spin_ns = detail::setting_is_set("ONESIDE_WAIT_SPIN_NS")
@@ -151,7 +157,8 @@ runtime::runtime(int /*argc*/, char** /*argv*/) {
   ctx->oversubscribed = decide_oversubscribed(*ctx->boot);
   // Read every setting the open needs before anything is created (enforce_settings checked
   // their values; what depends on the job, such as shm across nodes, is checked here).
-  const transport::transport_plan plan = transport::plan_transport(*ctx->boot, ctx->oversubscribed);
+  const transport::transport_plan plan = transport::plan_transport(
+      *ctx->boot, ctx->oversubscribed, decide_full(*ctx->boot, ctx->oversubscribed));
   detail::wait_params wait = read_wait_params(ctx->oversubscribed);
   // Over a network backend, waiting threads also drive it (incoming one-sided traffic and
   // messages).

@@ -463,10 +463,17 @@ void file::set_view(offset_t disp, const datatype& etype, const datatype& filety
   // Collective buffering's automatic choice (no collective_buffering hint): on when any
   // member's view interleaves small runs with holes, the same answer on every member.
   const int interleaved = allreduce(f.members, view->interleaved() ? 1 : 0, op::max);
+  // Reads choose by whether the members share one node (named by its lowest world rank).
+  bool one_node = true;
+  if (interleaved != 0) {
+    const rank_t node = local_team().to_world(0);
+    one_node = allreduce(f.members, node, op::max) == allreduce(f.members, node, op::min);
+  }
   {
     std::lock_guard<std::mutex> g(f.mu);
     f.view = std::move(*view);
     f.view_interleaved = interleaved != 0;
+    f.members_one_node = one_node;
     f.pointer = 0;
   }
   if (f.members.rank() == 0) f.shared_store(0, call);
@@ -724,7 +731,7 @@ collective_access start_collective(file_impl& f, std::string_view call, split_ki
   const bool write = is_write(k);
   const position where = position_of(k);
   std::unique_lock<std::mutex> g(f.mu);
-  if (where != position::shared && !detail::uses_two_phase(f)) {
+  if (where != position::shared && !detail::uses_two_phase(f, write)) {
     check_no_split(f, call);
     const offset_t n = check_access(f, call, write, buf, count, type);
     offset_t pos = offset;

@@ -18,6 +18,7 @@
 #include "runtime/check.hpp"
 #include "runtime/layout.hpp"
 #include "runtime/settings.hpp"
+#include "topology/binding.hpp"
 
 namespace oneside::detail {
 
@@ -329,6 +330,10 @@ void io_worker::drain() {
 
 void io_worker::loop() {
   mark_runtime_thread();
+  // The thread mostly waits on the kernel's copies: on a PU no rank computes on, when the
+  // launcher left some (ONESIDE_SPARE_PUS), a split collective's data moves while its rank
+  // computes; otherwise it shares the rank's binding.
+  (void)move_to_spare_pus();
   // ONESIDE_IO_ENGINE=uring: this thread submits each access's pieces through an io_uring.
   std::optional<io_ring> ring;
   const int forced = io_engine_for_testing.load();

@@ -197,6 +197,7 @@ struct file_impl {
   mutable std::mutex mu;
   file_view view;
   bool view_interleaved = false;  // any member's view is interleaved() (set_view agrees)
+  bool members_one_node = true;   // every member on one node (set_view, for interleaved views)
   offset_t pointer = 0;           // individual file pointer, etypes
 
   // The shared file pointer (etypes): a word in member 0's exposed memory.
@@ -247,8 +248,10 @@ extern std::atomic<bool> fail_shared_pointer_for_testing;
 
 // Whether the _all and _at_all forms on `f` use collective buffering: the hint
 // collective_buffering says so ("true"/"false"), or, without it, any member's view is
-// interleaved; never in atomic mode.
-bool uses_two_phase(const file_impl& f);
+// interleaved, for writes always, for reads only when the members span several nodes (on one
+// node each member's data-sieving read of its own pieces beats the exchange, bench/RESULTS.md);
+// never in atomic mode.
+bool uses_two_phase(const file_impl& f, bool write);
 // Collective: moves the pieces of `mine` (an access built by make_op) through the aggregators'
 // buffers, round by round; the aggregators' last file accesses may still run on the I/O thread
 // when it returns.
@@ -271,6 +274,8 @@ io_status run_staged(file_impl& f, file_op& op);
 std::size_t stage_half(const file_impl& f);
 // A test hook: the number of accesses that went through a staging buffer.
 extern std::atomic<std::int64_t> staged_accesses_for_testing;
+// A test hook: counts the accesses that went through collective buffering (two_phase_begin).
+extern std::atomic<std::int64_t> two_phase_accesses_for_testing;
 
 // The error class of system error `err` for file calls (ENOENT → no_such_file, …).
 error_class file_error_class(int err) noexcept;

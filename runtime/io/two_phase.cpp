@@ -127,13 +127,17 @@ void spans_in(const std::vector<file_piece>& spans, std::size_t& cursor, offset_
 
 }  // namespace
 
-bool uses_two_phase(const file_impl& f) {
+bool uses_two_phase(const file_impl& f, bool write) {
   if (f.atomic) return false;  // atomic mode: each member's access stays one access
   const auto v = f.hints.get("collective_buffering");
-  return v ? *v == "true" : f.view_interleaved;
+  if (v) return *v == "true";
+  return f.view_interleaved && (write || !f.members_one_node);
 }
 
+std::atomic<std::int64_t> two_phase_accesses_for_testing{0};
+
 std::shared_ptr<two_phase> two_phase_begin(file_impl& f, file_op& mine) {
+  two_phase_accesses_for_testing.fetch_add(1, std::memory_order_relaxed);
   const team& t = f.members;
   ensure_buffers(f, mine.call);
   const cb_state& cb = f.cb;

@@ -25,6 +25,8 @@
 #include "launcher/signal_channel.hpp"
 #include "launcher/wait_report.hpp"
 #include "runtime/check.hpp"
+#include "topology/binding.hpp"
+#include "topology/index_list.hpp"
 #include "transport/shm/shm_object.hpp"
 
 namespace oneside::launcher {
@@ -215,6 +217,7 @@ class job {
       }
     }
 
+    const std::string spare = detail::format_index_list(detail::spare_pus(spec_.bindings));
     ranks_.resize(spec_.bindings.size());
     for (int r = 0; r < size(); ++r) {
       const auto ur = static_cast<std::size_t>(r);
@@ -225,6 +228,7 @@ class job {
       env.push_back(env_entry("ONESIDE_LOCAL_RANK", std::to_string(r)));
       env.push_back(env_entry("ONESIDE_LOCAL_SIZE", std::to_string(size())));
       env.push_back(env_entry("ONESIDE_BINDING", detail::to_string(spec_.bindings[ur].policy)));
+      if (!spare.empty()) env.push_back(env_entry("ONESIDE_SPARE_PUS", spare));
       const std::vector<char*> envp = c_strings(env);
 
       pipe_ends status = make_pipe();

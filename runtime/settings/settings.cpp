@@ -20,6 +20,7 @@
 #include <oneside/runtime/error.hpp>
 
 #include "runtime/check.hpp"
+#include "topology/index_list.hpp"
 
 namespace oneside {
 namespace {
@@ -42,7 +43,8 @@ constexpr std::array registry{
   setting_info{"ONESIDE_MPI_POLL_US", integer, "20", {"0", "1000000"},
                "MPI transport: longest sleep, in microseconds, of a rank's progress thread "
                "between polls of MPI when nothing arrives (it polls without sleeping while "
-               "messages keep coming)."},
+               "messages keep coming). Unset while the node's ranks take every PU: 1000 "
+               "(polling every 20 µs cost a computing rank 2.5× its time)."},
   setting_info{"ONESIDE_MPI_ATTACH", boolean, "1", {},
                "MPI transport: attach oneside's own memory (its segments, in chunks of 64 MiB) "
                "to the job's MPI window, so remote ranks reach it with MPI_Put/MPI_Get. 0 serves "
@@ -52,8 +54,9 @@ constexpr std::array registry{
                "Who runs incoming active messages: a per-rank agent thread that sleeps when idle, "
                "or the rank's own waits and progress calls.", "thread|poll"},
   setting_info{"ONESIDE_AGENT_SPIN_US", integer, "50", {"0", "1000000"},
-               "Microseconds the agent keeps polling after a message before it sleeps "
-               "(0 when ranks outnumber cores)."},
+               "Microseconds the agent (and the MPI transport's progress thread) keeps polling "
+               "after a message before it sleeps (0 when ranks outnumber cores; unset, 0 while "
+               "they take every PU)."},
   setting_info{"ONESIDE_SHM_REMAP", boolean, "1", {},
                "Windows over memory the runtime did not allocate (create, and regions of a page "
                "or more attached to dynamic windows): move its pages into shared memory in place "
@@ -168,6 +171,9 @@ constexpr std::array registry{
                "Number of ranks on this node.", {}, true},
   setting_info{"ONESIDE_BINDING", choice, "none", {},
                "The binding oneside-run applied to this rank.", "core|numa|none", true},
+  setting_info{"ONESIDE_SPARE_PUS", string, "", {},
+               "PUs of this node no rank is bound to (oneside-run's plan); file I/O threads run "
+               "there.", {}, true},
 };
 // clang-format on
 
@@ -377,7 +383,9 @@ std::vector<detail::setting_problem> protocol_problems() {
   // Every other variable must be there (one line names the missing ones) and valid.
   std::string missing;
   for (const setting_info& s : registry) {
-    if (s.set_by_launcher && s.name != "ONESIDE_JOB_ID" && env_of(s.name) == nullptr) {
+    // ONESIDE_SPARE_PUS is optional: a job whose ranks take every PU has none.
+    if (s.set_by_launcher && s.name != "ONESIDE_JOB_ID" && s.name != "ONESIDE_SPARE_PUS" &&
+        env_of(s.name) == nullptr) {
       missing.append(missing.empty() ? "" : ", ").append(s.name);
     }
   }
@@ -398,6 +406,13 @@ std::vector<detail::setting_problem> protocol_problems() {
   if (const char* b = env_of("ONESIDE_BINDING"); b != nullptr) {
     if (std::string p = detail::value_problem(find("ONESIDE_BINDING"), b); !p.empty()) {
       problem(std::move(p));
+    }
+  }
+  if (const char* spare = env_of("ONESIDE_SPARE_PUS"); spare != nullptr && *spare != '\0') {
+    try {
+      (void)detail::parse_index_list(spare);
+    } catch (const oneside::error&) {
+      problem(std::string("ONESIDE_SPARE_PUS=") + spare + " is not a list of PU indices");
     }
   }
   if (rank && size && *rank >= *size) {

@@ -1,11 +1,13 @@
 // Planning and applying rank bindings for the launcher, on hwloc.
 #include "topology/binding.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <sched.h>
 
 #include "runtime/check.hpp"
+#include "runtime/settings.hpp"
 #include "topology/hwloc_handle.hpp"
 #include "topology/index_list.hpp"
 
@@ -100,6 +102,25 @@ std::vector<rank_binding> plan_bindings(int ranks, bind_policy policy) {
     plan[static_cast<std::size_t>(r)] = {policy, p.pus, std::move(d)};
   }
   return plan;
+}
+
+std::vector<int> spare_pus(std::span<const rank_binding> plan) {
+  std::vector<int> spare = allowed_pus();
+  for (const rank_binding& b : plan) {
+    if (b.policy == bind_policy::none) return {};
+    std::erase_if(spare, [&b](int pu) { return std::ranges::find(b.pus, pu) != b.pus.end(); });
+  }
+  return spare;
+}
+
+bool move_to_spare_pus() noexcept {
+  try {
+    const std::string text = setting_string("ONESIDE_SPARE_PUS");
+    if (text.empty()) return false;
+    return affinity_mask(parse_index_list(text)).apply() == 0;
+  } catch (...) {
+    return false;  // malformed (the settings check reports it at open) or out of memory
+  }
 }
 
 affinity_mask::affinity_mask(std::span<const int> pus) {

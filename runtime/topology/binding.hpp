@@ -45,6 +45,17 @@ struct rank_binding {
 // Throws error(arg) when ranks < 1, or for core when ranks outnumber the available cores.
 std::vector<rank_binding> plan_bindings(int ranks, bind_policy policy);
 
+// The PUs the launcher may use that no rank of `plan` is bound to (empty when the ranks are
+// not bound, or when they take every PU): where the ranks' helper threads that mostly wait on
+// the kernel (file I/O threads) can run without taking a computing rank's core. The launcher
+// passes them to its ranks as ONESIDE_SPARE_PUS.
+std::vector<int> spare_pus(std::span<const rank_binding> plan);
+
+// Moves the calling thread to the spare PUs ONESIDE_SPARE_PUS names (oneside-run's; mpirun
+// sets none). Returns whether it moved; a thread stays where it is when there are none or
+// the OS refuses.
+bool move_to_spare_pus() noexcept;
+
 // A CPU mask prepared in advance for sched_setaffinity.
 class affinity_mask {
  public:

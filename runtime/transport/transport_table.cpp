@@ -16,6 +16,7 @@ namespace oneside::transport {
 
 using oneside::detail::setting_bool;
 using oneside::detail::setting_int;
+using oneside::detail::setting_is_set;
 using oneside::detail::setting_string;
 
 std::string build_problem() {
@@ -28,7 +29,8 @@ std::string build_problem() {
 #endif
 }
 
-transport_plan plan_transport(const oneside::detail::bootstrap& boot, bool oversubscribed) {
+transport_plan plan_transport(const oneside::detail::bootstrap& boot, bool oversubscribed,
+                              bool full) {
   const std::string choice = setting_string("ONESIDE_TRANSPORT");
   // A network backend between nodes when an MPI launcher started the job, unless shm is asked
   // for (every rank must then share one node); shm alone otherwise.
@@ -47,7 +49,9 @@ transport_plan plan_transport(const oneside::detail::bootstrap& boot, bool overs
   p.node.agent_thread = setting_string("ONESIDE_AGENT") == "thread";
   p.node.remap_user_memory = setting_bool("ONESIDE_SHM_REMAP");
   p.node.load_store = setting_bool("ONESIDE_SHM_LOAD_STORE");
-  p.node.agent_spin_ns = oversubscribed ? 0 : setting_int("ONESIDE_AGENT_SPIN_US") * 1000;
+  const bool spin_set = setting_is_set("ONESIDE_AGENT_SPIN_US");
+  p.node.agent_spin_ns =
+      oversubscribed || (full && !spin_set) ? 0 : setting_int("ONESIDE_AGENT_SPIN_US") * 1000;
   // Inline transfers wait for the owner's agent: only while it runs soon.
   const auto inline_bytes = static_cast<std::size_t>(setting_int("ONESIDE_SHM_INLINE_BYTES"));
   p.node.inline_bytes = oversubscribed || !p.node.agent_thread ? 0 : inline_bytes;
@@ -55,7 +59,9 @@ transport_plan plan_transport(const oneside::detail::bootstrap& boot, bool overs
   p.every_peer_remote = choice == "mpi";
   p.ranks_per_node = static_cast<int>(setting_int("ONESIDE_MPI_RANKS_PER_NODE"));
   p.poll_spin_ns = p.node.agent_spin_ns;
-  p.poll_max_ns = setting_int("ONESIDE_MPI_POLL_US") * 1000;
+  p.poll_max_ns = full && !setting_is_set("ONESIDE_MPI_POLL_US")
+                      ? std::int64_t{1'000'000}
+                      : setting_int("ONESIDE_MPI_POLL_US") * 1000;
   p.attach = setting_bool("ONESIDE_MPI_ATTACH");
   return p;
 }

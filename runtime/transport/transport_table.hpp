@@ -39,8 +39,14 @@ struct transport_plan {
 std::string build_problem();
 
 // Reads and checks the transport's settings for a job joined through `boot` (error(arg) for
-// a choice this job or this build cannot honour). Nothing is made yet.
-transport_plan plan_transport(const oneside::detail::bootstrap& boot, bool oversubscribed);
+// a choice this job or this build cannot honour). Nothing is made yet. `oversubscribed`: the
+// node's ranks outnumber its PUs; `full`: they take every PU, so a helper thread (the shm
+// agent, the MPI progress thread) that spins or polls often takes the time of a rank that
+// computes on its core: then, unless the settings say otherwise, the agent and the progress
+// thread do not spin after a message and the progress thread sleeps up to 1 ms between polls
+// when nothing arrives (20 us polling cost a computing rank 2.5x its time, bench/RESULTS.md).
+transport_plan plan_transport(const oneside::detail::bootstrap& boot, bool oversubscribed,
+                              bool full);
 
 // Makes the transport of `plan`. Collective over the job.
 std::unique_ptr<runtime_backend> make_transport(oneside::detail::bootstrap& boot,

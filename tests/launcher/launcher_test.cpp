@@ -738,6 +738,12 @@ std::vector<bad_setting> bad_protocol_settings() {
       {with("ONESIDE_SIZE", "0"), "ONESIDE_SIZE", "1 to 65536"},
       {with("ONESIDE_LOCAL_SIZE", "3"), "ONESIDE_LOCAL_SIZE=3", "ONESIDE_SIZE=2"},
       {with("ONESIDE_BINDING", "socket"), "ONESIDE_BINDING", "core|numa|none"},
+      {[&] {
+         auto env = good;
+         env.emplace_back("ONESIDE_SPARE_PUS", "1-x");
+         return env;
+       }(),
+       "ONESIDE_SPARE_PUS=1-x", "list of PU indices"},
       {without("ONESIDE_SIZE"), "ONESIDE_JOB_ID is set without ONESIDE_SIZE",
        "do not set them by hand"},
   };

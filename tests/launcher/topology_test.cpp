@@ -104,6 +104,24 @@ TEST(Topology, CorePlansGiveEveryRankItsOwnCore) {
   }
 }
 
+// What no rank of a plan is bound to is spare (the launcher's ONESIDE_SPARE_PUS); unbound
+// ranks leave nothing spare.
+TEST(Topology, SparePusAreThoseNoRankIsBoundTo) {
+  const detail::placement_resources have = detail::available_resources();
+  const std::vector<int> all = own_affinity();
+  for (int ranks = 1; ranks <= have.cores; ++ranks) {
+    const auto plan = detail::plan_bindings(ranks, detail::bind_policy::core);
+    std::set<int> expected(all.begin(), all.end());
+    for (const detail::rank_binding& b : plan) {
+      for (int pu : b.pus) expected.erase(pu);
+    }
+    const std::vector<int> spare = detail::spare_pus(plan);
+    EXPECT_EQ(std::set<int>(spare.begin(), spare.end()), expected) << ranks << " ranks";
+    EXPECT_EQ(spare.empty(), ranks == have.cores) << ranks << " ranks";
+  }
+  EXPECT_TRUE(detail::spare_pus(detail::plan_bindings(1, detail::bind_policy::none)).empty());
+}
+
 TEST(Topology, NumaAndUnboundPlans) {
   const detail::placement_resources have = detail::available_resources();
   const int n = have.numa_nodes + 1;

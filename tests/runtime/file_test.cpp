@@ -31,6 +31,8 @@
 #include "file_test_dir.hpp"
 #include "io/file_impl.hpp"
 #include "rank_test.hpp"
+#include "runtime/settings.hpp"
+#include "topology/index_list.hpp"
 
 namespace oneside::test {
 namespace {
@@ -1272,6 +1274,81 @@ TEST_F(File, NonblockingRequestsCompleteInAnyOrder) {
   expect_error(error_class::request, "file_request::wait", [&] { (void)empty.wait(); });
   expect_error(error_class::request, "file_request::test", [&] { (void)empty.test(); });
   f.close();
+}
+
+// Collective buffering's automatic choice (no hint) for a view of 4 KiB blocks round-robin over
+// the members: writes go through it, reads of members on one node do not (each member's
+// data-sieving read beats the exchange there); the hint still forces it. Data stay right.
+TEST_F(File, InterleavedReadsOnOneNodeSkipCollectiveBuffering) {
+  constexpr std::size_t block = 4096, blocks = 8, n = block * blocks;
+  const datatype ft = datatype::resized(datatype::contiguous(block, byte_t()), 0,
+                                        static_cast<std::int64_t>(block) * size());
+  const bool one_node = local_team().size() == size();
+  const bool interleaved = size() > 1;  // one member's round robin has no holes
+  bytes mine(n);
+  for (std::size_t i = 0; i < n; ++i) mine[i] = tag(rank(), i);
+  for (const char* hint : {"", "true"}) {
+    SCOPED_TRACE(std::string("collective_buffering '") + hint + "'");
+    const std::string p = path(std::string("cb-choice-") + hint);
+    info hints;
+    if (*hint != '\0') hints.set("collective_buffering", hint);
+    file f = file::open(world(), p, rw_create, hints);
+    f.set_view(static_cast<offset_t>(block) * rank(), byte_t(), ft);
+    std::int64_t before = detail::two_phase_accesses_for_testing.load();
+    EXPECT_EQ(f.write_at_all(0, mine.data(), static_cast<count_t>(n), byte_t()).bytes,
+              static_cast<count_t>(n));
+    const bool forced = *hint != '\0';
+    EXPECT_EQ(detail::two_phase_accesses_for_testing.load() - before,
+              forced || interleaved ? 1 : 0);
+    bytes back(n, std::byte{0});
+    before = detail::two_phase_accesses_for_testing.load();
+    EXPECT_EQ(f.read_at_all(0, back.data(), static_cast<count_t>(n), byte_t()).bytes,
+              static_cast<count_t>(n));
+    EXPECT_EQ(detail::two_phase_accesses_for_testing.load() - before,
+              forced || (interleaved && !one_node) ? 1 : 0);
+    EXPECT_TRUE(back == mine) << "the data read back";
+    f.close();
+  }
+}
+
+// The thread that runs a file's accesses moves to the PUs no rank is bound to when the launcher
+// left some (ONESIDE_SPARE_PUS), so a split collective's data move while the rank computes;
+// without any it keeps the rank's binding.
+TEST_F(File, IoThreadRunsOnTheSparePus) {
+  auto allowed = [](const std::string& status_path) {
+    std::ifstream in(status_path);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.starts_with("Cpus_allowed_list:")) {
+        const std::size_t at = line.find_first_not_of(" \t", line.find(':') + 1);
+        return detail::parse_index_list(line.substr(at));
+      }
+    }
+    return std::vector<int>{};
+  };
+  const std::vector<int> rank_pus = allowed("/proc/thread-self/status");
+  std::set<std::vector<int>> before;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    before.insert(allowed(e.path().string() + "/status"));
+  }
+  const std::string spare_text = detail::setting_string("ONESIDE_SPARE_PUS");
+  const std::vector<int> spare = detail::parse_index_list(spare_text);
+  file f = file::open(world(), path("placed"), rw_create);
+  bytes data(1 << 16, std::byte{7});
+  f.write_all_begin(data.data(), static_cast<count_t>(data.size()), byte_t());
+  (void)f.write_all_end(data.data());
+  std::set<std::vector<int>> after;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    after.insert(allowed(e.path().string() + "/status"));
+  }
+  f.close();
+  if (spare.empty()) {
+    EXPECT_TRUE(after.size() == 1 && *after.begin() == rank_pus)
+        << "no spare PUs: every thread keeps the rank's binding";
+  } else {
+    EXPECT_FALSE(before.contains(spare)) << "no thread ran on the spare PUs before";
+    EXPECT_TRUE(after.contains(spare)) << "the I/O thread runs on PUs " << spare_text;
+  }
 }
 
 }  // namespace

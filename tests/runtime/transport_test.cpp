@@ -8,14 +8,17 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <optional>
 #include <string>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 #include <oneside/oneside.hpp>
@@ -27,6 +30,7 @@
 #include "transport/shm/ptracer.hpp"
 #include "transport/shm/shm_object.hpp"
 #include "transport/shm/shm_transport.hpp"
+#include "transport/transport_table.hpp"
 
 namespace oneside::test {
 namespace {
@@ -93,6 +97,47 @@ TEST_F(Transport, TheJobsPtracerIsTheRanksCommonParent) {
   detail::context* c = detail::current_context();
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(transport::shm_detail::declare_job_ptracer(*c->boot), ::getppid());
+}
+
+// Where the node's ranks take every PU, helper threads neither spin after a message nor poll
+// MPI every 20 us (that took a computing rank's time: 2.5x its compute over MPI, and the shm
+// agent's spin tripled a halo exchange); settings given explicitly still win.
+TEST_F(Transport, HelperThreadsDoNotSpinWhereRanksTakeEveryPu) {
+  detail::context* c = detail::current_context();
+  ASSERT_NE(c, nullptr);
+  const transport::transport_plan spare = transport::plan_transport(*c->boot, false, false);
+  const transport::transport_plan full = transport::plan_transport(*c->boot, false, true);
+  if (!detail::setting_is_set("ONESIDE_AGENT_SPIN_US")) {
+    EXPECT_EQ(spare.node.agent_spin_ns, 50'000);
+    EXPECT_EQ(spare.poll_spin_ns, 50'000);
+    EXPECT_EQ(full.node.agent_spin_ns, 0);
+    EXPECT_EQ(full.poll_spin_ns, 0);
+  }
+  if (!detail::setting_is_set("ONESIDE_MPI_POLL_US")) {
+    EXPECT_EQ(spare.poll_max_ns, 20'000);
+    EXPECT_EQ(full.poll_max_ns, 1'000'000);
+  }
+  // Explicit settings win over the full node's defaults (but a node with more ranks than PUs
+  // never spins).
+  std::vector<std::pair<const char*, std::optional<std::string>>> saved;
+  for (const char* name : {"ONESIDE_AGENT_SPIN_US", "ONESIDE_MPI_POLL_US"}) {
+    const char* v = std::getenv(name);
+    saved.emplace_back(name, v != nullptr ? std::optional<std::string>(v) : std::nullopt);
+  }
+  ::setenv("ONESIDE_AGENT_SPIN_US", "7", 1);
+  ::setenv("ONESIDE_MPI_POLL_US", "3", 1);
+  const transport::transport_plan set = transport::plan_transport(*c->boot, false, true);
+  const transport::transport_plan over = transport::plan_transport(*c->boot, true, true);
+  for (const auto& [name, value] : saved) {
+    if (value) {
+      ::setenv(name, value->c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  EXPECT_EQ(set.node.agent_spin_ns, 7'000);
+  EXPECT_EQ(set.poll_max_ns, 3'000);
+  EXPECT_EQ(over.node.agent_spin_ns, 0);
 }
 
 // Another process of the user (or, as root, of anyone) that knows the job id — /dev/shm's listing
