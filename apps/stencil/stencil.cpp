@@ -6,10 +6,14 @@
 //   passive  lock_all for the run; put, flush, then an iteration counter the neighbour polls;
 //            the neighbour acknowledges once it has read its ghost zone, and a sender waits
 //            for that acknowledgement before overwriting the zone again.
-//   tasks    passive's protocol with request-based puts (rput, joined with when_all) while a
-//            task on the rank's TBB arena (oneside::async) sweeps the interior; the edge is
-//            swept once the halos landed and the interior task is done. --only compute or
-//            --only comm runs one half alone (unverified), for the overlap efficiency.
+//   tasks    request-based puts (rput, joined with when_all) into receive areas kept twice, by
+//            the parity of the iteration, so no acknowledgement is needed: a neighbour writes
+//            areas of parity p again only after it saw this rank's signal of the next
+//            iteration, sent once this rank had unpacked them. After the puts' flush each
+//            neighbour's signal word is set by an accumulate that nobody waits for (the next
+//            flush completes it); the interior is swept on the rank's TBB arena meanwhile, and
+//            the edge once the signals came. --only compute or --only comm runs one half alone
+//            (unverified), for the overlap efficiency.
 //   dist_array  `in` is a 2-D dist_array with a halo of R (run_dist_array): halo_exchange_async,
 //            [interior], wait, [edge]; the PGAS layer moves the halos (corners too, unused).
 // Rows of halo are contiguous and go straight into the neighbour's ghost rows; columns are
@@ -22,6 +26,7 @@
 // restarted from one ends with the same grids, bit for bit, as an uninterrupted run.
 //
 //   oneside-run -n 4 stencil --n 4000 --radius 2 --iterations 100 --variant fence
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -50,11 +55,14 @@ using st::index_t;
 // Where things live in a rank's window (units of 8 bytes): the `in` array with its ghost
 // frame, the receive areas of packed columns (st::receive_areas: from the left and from the
 // right neighbour, R x h each, row-major), then the signal words (4, by the side the data came
-// from) and the acknowledgement words (4, by the side of the neighbour that acknowledges).
+// from), the acknowledgement words (4, by the side of the neighbour that acknowledges), then
+// the tasks variant's receive areas: by parity, then by side, R x w (top, bottom) or R x h
+// (left, right) doubles, row-major.
 struct layout {
   st::receive_areas columns;
   index_t signal;
   index_t ack;
+  index_t area[2][st::side_count];
   index_t total;
 };
 layout layout_of(const st::block& b) {
@@ -62,7 +70,14 @@ layout layout_of(const st::block& b) {
   l.columns = st::receive_areas_of(b);
   l.signal = l.columns.end;
   l.ack = l.signal + st::side_count;
-  l.total = l.ack + st::side_count;
+  index_t at = l.ack + st::side_count;
+  for (auto& parity : l.area) {
+    for (int d = 0; d < st::side_count; ++d) {
+      parity[d] = at;
+      at += b.r * (d == st::top || d == st::bottom ? b.w : b.h);
+    }
+  }
+  l.total = at;
   return l;
 }
 
@@ -107,24 +122,69 @@ class halo {
         });
   }
 
-  // The same with request-based puts (inside a passive epoch): the requests complete when
-  // the sources may be reused.
-  std::vector<oneside::rma::request> send_requests() {
+  // The tasks variant's puts of iteration parity `parity`: rows straight from `in`, columns
+  // packed (or as a column datatype), all into the neighbours' receive areas of that parity.
+  std::vector<oneside::rma::request> send_to_areas(int parity) {
     std::vector<oneside::rma::request> sent;
-    st::for_each_halo_put(
-        b_, nb_, kind_, in_, send_buf_,
-        [&](int q, const double* src, index_t count, index_t dst) {
-          sent.push_back(
-              win_.rput(std::span<const double>(src, static_cast<std::size_t>(count)), q, dst));
-        },
-        [&](int d, int q, const double* src, index_t dst) {
-          sent.push_back(win_.rput(src, 1, col_type_mine_, q, dst, 1, col_type_nb_[d]));
-        },
-        [&](int d, int q, const std::vector<double>& buf) {
-          sent.push_back(win_.rput(std::span<const double>(buf), q,
-                                   nb_layout_[d].columns.recv[st::opposite(d)]));
-        });
+    const index_t r = b_.r;
+    for (int d = 0; d < st::side_count; ++d) {
+      const int q = b_.neighbour[d];
+      if (q == st::no_neighbour) continue;
+      const index_t dst = nb_layout_[d].area[parity][st::opposite(d)];
+      if (d == st::top || d == st::bottom) {
+        const index_t src_y = d == st::top ? 0 : b_.h - r;
+        for (index_t c = 0; c < r; ++c) {
+          sent.push_back(win_.rput(
+              std::span<const double>(in_ + b_.at(0, src_y + c), static_cast<std::size_t>(b_.w)), q,
+              dst + c * b_.w));
+        }
+        continue;
+      }
+      const index_t src_x = d == st::left ? 0 : b_.w - r;
+      if (kind_ == st::halo_kind::datatype) {
+        sent.push_back(win_.rput(in_ + b_.at(src_x, 0), 1, col_type_mine_, q, dst, r * b_.h,
+                                 oneside::datatype::of<double>()));
+        continue;
+      }
+      std::vector<double>& buf = send_buf_[d];
+      for (index_t y = 0; y < b_.h; ++y) {
+        const double* src = in_ + b_.at(src_x, y);
+        for (index_t c = 0; c < r; ++c) buf[static_cast<std::size_t>(y * r + c)] = src[c];
+      }
+      sent.push_back(win_.rput(std::span<const double>(buf), q, dst));
+    }
     return sent;
+  }
+
+  // Copies this rank's receive areas of `parity` into the ghost frame.
+  void unpack_areas(int parity) {
+    const index_t r = b_.r;
+    for (int d = 0; d < st::side_count; ++d) {
+      if (b_.neighbour[d] == st::no_neighbour) continue;
+      const double* area = in_ + mine_.area[parity][d];
+      if (d == st::top || d == st::bottom) {
+        const index_t y0 = d == st::top ? -r : b_.h;
+        for (index_t c = 0; c < r; ++c) {
+          std::copy_n(area + c * b_.w, b_.w, in_ + b_.at(0, y0 + c));
+        }
+        continue;
+      }
+      const index_t x0 = d == st::left ? -r : b_.w;
+      for (index_t y = 0; y < b_.h; ++y) std::copy_n(area + y * r, r, in_ + b_.at(x0, y));
+    }
+  }
+
+  // Sets every neighbour's signal word to `value` without waiting for it: the accumulate is
+  // complete at the next flush; the neighbour's agent (shm) or progress (MPI) applies it and
+  // wakes its waiters.
+  void signal_all(std::uint64_t value) {
+    for (int d = 0; d < st::side_count; ++d) {
+      const int q = b_.neighbour[d];
+      if (q == st::no_neighbour) continue;
+      win_.accumulate(std::span<const std::uint64_t>(&value, 1), q,
+                      nb_layout_[d].signal + st::opposite(d), oneside::op::replace);
+    }
+    oneside::wake(neighbours_);
   }
 
   // Copies packed columns from the receive buffers into the ghost columns (after the epoch).
@@ -285,6 +345,7 @@ int run(int argc, char** argv) {
   const bool passive = o.variant == "passive" || o.variant == "tasks";
   st::checkpointer ckpt(o, px, py);
   const int first = ckpt.restore(g);
+  const oneside::task_arena_ref arena = oneside::this_rank_arena();
   if (passive) win.lock_all(mode::nocheck);  // nobody takes exclusive locks
   oneside::barrier(world);
 
@@ -314,35 +375,27 @@ int run(int argc, char** argv) {
       ex.unpack();
       phase_edge(g, p);
       phase_rest(g, p);
-    } else if (o.only == "compute") {  // the tasks variant's computation alone
-      oneside::async([&g, &p] { phase_interior(g, p); }).wait();
-      phase_edge(g, p);
-      phase_rest(g, p);
-    } else if (o.only == "comm") {  // the tasks variant's exchange alone
-      ex.await_all(true, iter);
-      std::vector<oneside::rma::request> sent = ex.send_requests();
-      oneside::when_all(std::span<oneside::rma::request>(sent)).wait();
-      win.flush_all();
-      ex.notify_all(false, iter + 1);
-      ex.await_all(false, iter + 1);
-      ex.unpack();
-      ex.notify_all(true, iter + 1);
     } else if (o.variant == "tasks") {
-      ex.await_all(true, iter);  // the neighbours have read what I sent in iteration it - 1
-      std::vector<oneside::rma::request> sent = ex.send_requests();
-      // The interior reads no ghost cell and writes no cell a halo carries: it overlaps the
-      // exchange on an arena thread while this thread completes the puts and waits for the
-      // neighbours' halos.
-      const oneside::future<> interior = oneside::async([&g, &p] { phase_interior(g, p); });
-      oneside::when_all(std::span<oneside::rma::request>(sent)).wait();
-      win.flush_all();
-      ex.notify_all(false, iter + 1);
-      ex.await_all(false, iter + 1);
-      interior.wait();
-      ex.unpack();
-      phase_edge(g, p);
-      ex.notify_all(true, iter + 1);  // my ghost zone and receive buffers may be reused
-      phase_rest(g, p);
+      // Areas of parity `parity`: the neighbours last wrote them in iteration it - 2, and write
+      // them again only after my signal of iteration it + 1, sent once I unpacked them below.
+      const int parity = static_cast<int>(iter & 1);
+      if (o.only != "compute") {
+        std::vector<oneside::rma::request> sent = ex.send_to_areas(parity);
+        oneside::when_all(std::span<oneside::rma::request>(sent)).wait();
+        win.flush_all();  // the halos are at the neighbours (and my last signals too)
+        ex.signal_all(iter + 1);
+      }
+      // The interior reads no ghost cell and writes no cell a halo carries: the arena sweeps it
+      // while the signals travel and the neighbours' halos land.
+      if (o.only != "comm") arena.execute([&g, &p] { phase_interior(g, p); });
+      if (o.only != "compute") {
+        ex.await_all(false, iter + 1);
+        ex.unpack_areas(parity);
+      }
+      if (o.only != "comm") {
+        phase_edge(g, p);
+        phase_rest(g, p);
+      }
     } else {                     // passive
       ex.await_all(true, iter);  // the neighbours have read what I sent in iteration it - 1
       ex.send();
