@@ -53,7 +53,7 @@ def main() -> None:
     ap.add_argument("--mpi-ranks", type=int, nargs="*", default=[2])
     ap.add_argument("--shm-ranks", type=int, nargs="*", default=[2, 4])
     ap.add_argument("--nodes-per-rank", type=int, default=1_000_000)
-    ap.add_argument("--mpi-hops", type=int, default=20_000, help="hops per rank over MPI")
+    ap.add_argument("--mpi-hops", type=int, default=200_000, help="hops per rank over MPI")
     ap.add_argument("--shm-hops", type=int, default=4_000_000, help="hops per rank on shm")
     ap.add_argument("--prefetch", action="store_true",
                     help="also run the shm fiber counts with --prefetch (prefetch and yield)")

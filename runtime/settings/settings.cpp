@@ -50,6 +50,11 @@ constexpr std::array registry{
                "to the job's MPI window, so remote ranks reach it with MPI_Put/MPI_Get. 0 serves "
                "it by messages to the owner's progress thread, as memory the runtime did not "
                "allocate always is (and chunks past the MPI engine's limit of attachments)."},
+  setting_info{"ONESIDE_MPI_GET_BATCH", boolean, "1", {},
+               "MPI transport: gets of up to 256 bytes that complete at the same flush (fibers' "
+               "rget, loops of window gets) travel as one message, served by the target's "
+               "progress, and one acknowledgement with every piece; a lone one is an MPI_Get. "
+               "0: an MPI_Get each (one-sided on RDMA networks even while the target computes)."},
   setting_info{"ONESIDE_AGENT", choice, "thread", {},
                "Who runs incoming active messages: a per-rank agent thread that sleeps when idle, "
                "or the rank's own waits and progress calls.", "thread|poll"},

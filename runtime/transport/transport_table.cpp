@@ -19,6 +19,8 @@ using oneside::detail::setting_int;
 using oneside::detail::setting_is_set;
 using oneside::detail::setting_string;
 
+std::atomic<std::uint64_t> batched_get_messages_for_testing{0};
+
 std::string build_problem() {
 #if ONESIDE_HAVE_MPI
   return {};
@@ -63,6 +65,7 @@ transport_plan plan_transport(const oneside::detail::bootstrap& boot, bool overs
                       ? std::int64_t{1'000'000}
                       : setting_int("ONESIDE_MPI_POLL_US") * 1000;
   p.attach = setting_bool("ONESIDE_MPI_ATTACH");
+  p.get_batch = setting_bool("ONESIDE_MPI_GET_BATCH");
   return p;
 }
 
@@ -88,6 +91,7 @@ std::unique_ptr<runtime_backend> make_transport(oneside::detail::bootstrap& boot
   net_opts.spin_ns = plan.poll_spin_ns;
   net_opts.poll_max_ns = plan.poll_max_ns;
   net_opts.attach = plan.attach;
+  net_opts.get_batch = plan.get_batch;
   net_opts.memory = node.get();
   net_opts.bell = &node->local_doorbell();
   net_opts.front = r.get();

@@ -8,6 +8,7 @@
 //                             ONESIDE_TRANSPORT=shm: shm alone, every rank on one node)
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,10 +30,14 @@ struct transport_plan {
   std::int64_t poll_spin_ns = 0;   // the network backend's progress thread: polls this long
   std::int64_t poll_max_ns = 0;    // then sleeps at most this long between polls
   bool attach = true;              // ONESIDE_MPI_ATTACH
+  bool get_batch = true;           // ONESIDE_MPI_GET_BATCH
   // Whether waiting threads must also drive the transport: a network backend moves data only
   // while someone polls it.
   bool waits_progress() const noexcept { return network; }
 };
+
+// A test hook: messages that carried batched gets (the MPI transport, ONESIDE_MPI_GET_BATCH).
+extern std::atomic<std::uint64_t> batched_get_messages_for_testing;
 
 // What this build lacks for the transport the settings ask for ("ONESIDE_TRANSPORT='mpi' needs a
 // oneside built with ONESIDE_WITH_MPI"), or an empty string. Reads only the settings.

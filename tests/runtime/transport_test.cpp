@@ -99,6 +99,55 @@ TEST_F(Transport, TheJobsPtracerIsTheRanksCommonParent) {
   EXPECT_EQ(transport::shm_detail::declare_job_ptracer(*c->boot), ::getppid());
 }
 
+// Small gets that complete at the same flush (a fiber's rget, a window get) are due only then:
+// over MPI they travel as one message with one acknowledgement carrying every piece
+// (ONESIDE_MPI_GET_BATCH), a lone one as MPI_Get. Every piece lands where it belongs, also
+// pieces of odd sizes and the same address twice; over shm nothing is batched.
+TEST_F(Transport, SmallGetsOfOneFlushTravelTogether) {
+  if (size() < 2) GTEST_SKIP() << "needs a peer";
+  constexpr std::size_t bytes = 1 << 16;
+  transport::segment seg = tp().allocate_segment(bytes);
+  auto* mine = static_cast<std::byte*>(seg.base());
+  for (std::size_t i = 0; i < bytes; ++i) mine[i] = byte_of(rank(), i);
+  const auto addr = exchange_addresses(seg.base());
+  barrier(world());
+  const int next = (rank() + 1) % size();
+  const std::uintptr_t base = addr[static_cast<std::size_t>(next)];
+  const bool batching = tp().direct(next, base, bytes) == nullptr &&
+                        detail::setting_string("ONESIDE_TRANSPORT") == "mpi" &&
+                        detail::setting_bool("ONESIDE_MPI_GET_BATCH") &&
+                        detail::setting_bool("ONESIDE_MPI_ATTACH");
+  // 600 gets of 1 to 256 bytes at scattered offsets, then one flush.
+  std::vector<std::size_t> at(600), len(600);
+  std::vector<std::vector<std::byte>> got(600);
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    len[k] = 1 + (k * 37) % 256;
+    at[k] = (k * 7919) % (bytes - 256);
+    if (k == 599) at[k] = at[0];  // the same bytes again
+    got[k].assign(len[k], std::byte{0});
+  }
+  const std::uint64_t before = transport::batched_get_messages_for_testing.load();
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    tp().get(next, base + at[k], got[k], transport::deferred());
+  }
+  tp().flush(next);
+  const std::uint64_t messages = transport::batched_get_messages_for_testing.load() - before;
+  int bad = 0;
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    for (std::size_t i = 0; i < len[k]; ++i) bad += got[k][i] == byte_of(next, at[k] + i) ? 0 : 1;
+  }
+  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(messages, batching ? 1U : 0U);
+  // A lone get goes as MPI_Get: no batch message.
+  std::vector<std::byte> one(8);
+  const std::uint64_t before_one = transport::batched_get_messages_for_testing.load();
+  tp().get(next, base + 100, one, transport::deferred());
+  tp().flush(next);
+  EXPECT_EQ(transport::batched_get_messages_for_testing.load(), before_one);
+  for (std::size_t i = 0; i < one.size(); ++i) EXPECT_EQ(one[i], byte_of(next, 100 + i));
+  barrier(world());
+}
+
 // Where the node's ranks take every PU, helper threads neither spin after a message nor poll
 // MPI every 20 us (that took a computing rank's time: 2.5x its compute over MPI, and the shm
 // agent's spin tripled a halo exchange); settings given explicitly still win.

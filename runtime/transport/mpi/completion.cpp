@@ -84,6 +84,7 @@ void mpi::flush_dynamic(rank_t r, bool local) {
 
 void mpi::flush(rank_t target) {
   check_rank(target, "flush");
+  send_get_batch(target);
   std::vector<std::unique_ptr<std::byte[]>> copies;
   release_staged(target, copies);  // issued before this flush: it completes them
   flush_dynamic(target, false);
@@ -94,6 +95,7 @@ void mpi::flush(rank_t target) {
 
 void mpi::flush_all() {
   check_rank(rank_, "flush_all");
+  for (rank_t r = 0; r < size_; ++r) send_get_batch(r);
   std::vector<std::unique_ptr<std::byte[]>> copies;
   for (rank_t r = 0; r < size_; ++r) release_staged(r, copies);
   flush_dynamic(no_rank, false);
@@ -104,6 +106,7 @@ void mpi::flush_all() {
 
 void mpi::flush_local(rank_t target) {
   check_rank(target, "flush_local");
+  send_get_batch(target);
   std::vector<std::unique_ptr<std::byte[]>> copies;
   release_staged(target, copies);
   flush_dynamic(target, true);
@@ -113,6 +116,7 @@ void mpi::flush_local(rank_t target) {
 
 void mpi::flush_local_all() {
   check_rank(rank_, "flush_local_all");
+  for (rank_t r = 0; r < size_; ++r) send_get_batch(r);
   std::vector<std::unique_ptr<std::byte[]>> copies;
   for (rank_t r = 0; r < size_; ++r) release_staged(r, copies);
   flush_dynamic(no_rank, true);

@@ -112,6 +112,10 @@ inline constexpr std::size_t stage_limit = 16 * 1024;
 inline constexpr std::size_t chunk_bytes = std::size_t{64} << 20;
 // MPI counts are int: larger transfers go in pieces.
 inline constexpr std::size_t max_piece = std::size_t{1} << 30;
+// Gets batched until their flush (ONESIDE_MPI_GET_BATCH): of at most batch_piece bytes each,
+// sent early once batch_pieces wait for one peer.
+inline constexpr std::size_t batch_piece = 256;
+inline constexpr std::size_t batch_pieces = 4096;
 
 // Raises the error of a failed MPI call: arg for the caller's bad addresses and ranges,
 // intern for anything else.
@@ -270,6 +274,12 @@ class mpi final : public runtime_backend {
     // flush with nothing new skips MPI_Win_flush (a round trip on osc ucx even when idle).
     std::atomic<std::uint64_t> dynamic_issued{0};
     std::atomic<std::uint64_t> dynamic_flushed{0};
+    // Small gets whose bytes are due at the next flush of the peer (ONESIDE_MPI_GET_BATCH),
+    // kept until then: the flush sends two or more as one message (one kind_get, answered by
+    // one acknowledgement carrying every piece's bytes), a lone one as MPI_Get when MPI
+    // reaches its bytes (else by message, as always).
+    std::mutex batch_mutex;
+    std::vector<std::pair<mpi_detail::moved_piece, std::optional<mpi_detail::mpi_target>>> batch;
   };
   // A group window (allocate_group): its communicator and window over this member's segment
   // of the node backend's memory, locked with lock_all for its life.
@@ -399,6 +409,8 @@ class mpi final : public runtime_backend {
   // Waits until `target` acknowledged `ticket`. A handler (which runs inside poll()) waits by
   // receiving that target's acknowledgements only, which run no handler: handler order stays.
   void await_ticket(rank_t target, std::uint64_t ticket, bool from_handler);
+  // Sends `target`'s batched gets (peer_state::batch); their bytes arrive by the flush.
+  void send_get_batch(rank_t target);
   void await_acks(rank_t target) {
     await_ticket(target, peer_of(target).issued.load(std::memory_order_acquire), in_handler());
   }

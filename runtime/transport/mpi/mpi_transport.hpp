@@ -40,6 +40,7 @@ struct mpi_options {
   std::int64_t spin_ns = 50'000;      // progress thread: polls this long after a message
   std::int64_t poll_max_ns = 20'000;  // then sleeps between polls, at most this long
   bool attach = true;                 // ONESIDE_MPI_ATTACH: chunks attached to the window
+  bool get_batch = true;              // ONESIDE_MPI_GET_BATCH: a flush's small gets in one message
   // Where segments' memory comes from (the node backend: node peers then load and store it),
   // the doorbell this process's waiting threads sleep on (the node backend's: acknowledgements
   // ring it), and the transport active-message handlers receive (the router).

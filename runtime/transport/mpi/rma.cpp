@@ -10,6 +10,7 @@
 #include "runtime/amo_local.hpp"
 #include "transport/iov_match.hpp"
 #include "transport/mpi/mpi_backend.hpp"
+#include "transport/transport_table.hpp"
 
 namespace oneside::transport {
 
@@ -104,6 +105,26 @@ void mpi::mpi_transfer(direction d, std::byte* local, std::size_t n, rank_t peer
   note_issued(peer, t);
 }
 
+void mpi::send_get_batch(rank_t target) {
+  peer_state& p = peer_of(target);
+  std::vector<std::pair<moved_piece, std::optional<mpi_target>>> batch;
+  {
+    const std::lock_guard lock(p.batch_mutex);
+    if (p.batch.empty()) return;
+    batch.swap(p.batch);
+  }
+  if (batch.size() == 1 && batch.front().second) {
+    const auto& [piece, t] = batch.front();
+    mpi_transfer(direction::get, piece.local, piece.len, target, *t, "get");
+    return;
+  }
+  std::vector<moved_piece> pieces;
+  pieces.reserve(batch.size());
+  for (const auto& b : batch) pieces.push_back(b.first);
+  by_message(direction::get, target, pieces, deferred());  // the flush awaits its ticket
+  batched_get_messages_for_testing.fetch_add(1, std::memory_order_relaxed);
+}
+
 void mpi::note_issued(rank_t peer, const mpi_target& t) noexcept {
   if (t.group != nullptr) {
     t.group->issued.fetch_add(1, std::memory_order_release);
@@ -142,6 +163,21 @@ void mpi::contiguous(rank_t peer, std::uintptr_t addr, std::byte* local, std::si
     if (capture_reply(peer, addr, std::span<const std::byte>(local, n))) return;
   }
   const std::optional<mpi_target> t = locate(peer, addr, n);
+  if constexpr (!is_put(D)) {
+    // Due at the next flush anyway: gathered, so that the many small gets one flush completes
+    // (fibers' rgets, a loop of window gets) cost one round trip, not one each.
+    if (c == deferred() && opts_.get_batch && n <= batch_piece && !in_handler()) {
+      peer_state& p = peer_of(peer);
+      std::size_t queued = 0;
+      {
+        const std::lock_guard lock(p.batch_mutex);
+        p.batch.push_back({moved_piece{addr, local, n}, t});
+        queued = p.batch.size();
+      }
+      if (queued >= batch_pieces) send_get_batch(peer);  // bounds the message
+      return;
+    }
+  }
   if (!t) {
     const moved_piece one{addr, local, n};
     by_message(D, peer, std::span(&one, 1), c);
