@@ -111,7 +111,7 @@ class halo {
   void send() {
     st::for_each_halo_put(
         b_, nb_, kind_, in_, send_buf_,
-        [&](int q, const double* src, index_t count, index_t dst) {
+        [&](int, index_t, int q, const double* src, index_t count, index_t dst) {
           win_.put(std::span<const double>(src, static_cast<std::size_t>(count)), q, dst);
         },
         [&](int d, int q, const double* src, index_t dst) {
@@ -122,56 +122,39 @@ class halo {
         });
   }
 
-  // The tasks variant's puts of iteration parity `parity`: rows straight from `in`, columns
-  // packed (or as a column datatype), all into the neighbours' receive areas of that parity.
+  // The tasks variant's puts of iteration parity `parity`: the same pieces as send(), all into
+  // the neighbours' receive areas of that parity (R rows of w, or R x h packed columns).
   std::vector<oneside::rma::request> send_to_areas(int parity) {
     std::vector<oneside::rma::request> sent;
-    const index_t r = b_.r;
-    for (int d = 0; d < st::side_count; ++d) {
-      const int q = b_.neighbour[d];
-      if (q == st::no_neighbour) continue;
-      const index_t dst = nb_layout_[d].area[parity][st::opposite(d)];
-      if (d == st::top || d == st::bottom) {
-        const index_t src_y = d == st::top ? 0 : b_.h - r;
-        for (index_t c = 0; c < r; ++c) {
-          sent.push_back(win_.rput(
-              std::span<const double>(in_ + b_.at(0, src_y + c), static_cast<std::size_t>(b_.w)), q,
-              dst + c * b_.w));
-        }
-        continue;
-      }
-      const index_t src_x = d == st::left ? 0 : b_.w - r;
-      if (kind_ == st::halo_kind::datatype) {
-        sent.push_back(win_.rput(in_ + b_.at(src_x, 0), 1, col_type_mine_, q, dst, r * b_.h,
-                                 oneside::datatype::of<double>()));
-        continue;
-      }
-      std::vector<double>& buf = send_buf_[d];
-      for (index_t y = 0; y < b_.h; ++y) {
-        const double* src = in_ + b_.at(src_x, y);
-        for (index_t c = 0; c < r; ++c) buf[static_cast<std::size_t>(y * r + c)] = src[c];
-      }
-      sent.push_back(win_.rput(std::span<const double>(buf), q, dst));
-    }
+    const auto area = [&](int d) { return nb_layout_[d].area[parity][st::opposite(d)]; };
+    st::for_each_halo_put(
+        b_, nb_, kind_, in_, send_buf_,
+        [&](int d, index_t c, int q, const double* src, index_t count, index_t) {
+          sent.push_back(win_.rput(std::span<const double>(src, static_cast<std::size_t>(count)), q,
+                                   area(d) + c * count));
+        },
+        [&](int d, int q, const double* src, index_t) {
+          sent.push_back(win_.rput(src, 1, col_type_mine_, q, area(d), b_.r * b_.h,
+                                   oneside::datatype::of<double>()));
+        },
+        [&](int d, int q, const std::vector<double>& buf) {
+          sent.push_back(win_.rput(std::span<const double>(buf), q, area(d)));
+        });
     return sent;
   }
 
   // Copies this rank's receive areas of `parity` into the ghost frame.
   void unpack_areas(int parity) {
     const index_t r = b_.r;
-    for (int d = 0; d < st::side_count; ++d) {
+    for (int d : {st::top, st::bottom}) {
       if (b_.neighbour[d] == st::no_neighbour) continue;
       const double* area = in_ + mine_.area[parity][d];
-      if (d == st::top || d == st::bottom) {
-        const index_t y0 = d == st::top ? -r : b_.h;
-        for (index_t c = 0; c < r; ++c) {
-          std::copy_n(area + c * b_.w, b_.w, in_ + b_.at(0, y0 + c));
-        }
-        continue;
-      }
-      const index_t x0 = d == st::left ? -r : b_.w;
-      for (index_t y = 0; y < b_.h; ++y) std::copy_n(area + y * r, r, in_ + b_.at(x0, y));
+      const index_t y0 = d == st::top ? -r : b_.h;
+      for (index_t c = 0; c < r; ++c) std::copy_n(area + c * b_.w, b_.w, in_ + b_.at(0, y0 + c));
     }
+    const st::receive_areas columns{{mine_.area[parity][st::left], mine_.area[parity][st::right]},
+                                    mine_.area[parity][st::right] + r * b_.h};
+    st::unpack_columns(b_, in_, columns);
   }
 
   // Sets every neighbour's signal word to `value` without waiting for it: the accumulate is

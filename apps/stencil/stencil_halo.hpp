@@ -36,7 +36,8 @@ inline receive_areas receive_areas_of(const block& b) {
 // the top and bottom neighbours one row per put; columns go to the left and right neighbours
 // as one put of a column datatype (halo_kind::datatype) or packed into send_buf[d] first
 // (halo_kind::pack). The callbacks issue the puts:
-//   row(q, src, count, dst)   `count` contiguous doubles at `src` to element `dst` of rank q
+//   row(d, c, q, src, count, dst)   row c (0 <= c < R) of side d: `count` contiguous doubles at
+//                             `src` to element `dst` of rank q
 //   columns(d, q, src, dst)   the R columns at `src` as one put of the column types of side d
 //   packed(d, q, buffer)      the packed columns, to q's receive area of side opposite(d)
 template <class Row, class Columns, class Packed>
@@ -52,7 +53,8 @@ void for_each_halo_put(const block& b, const block (&nb)[side_count], halo_kind 
       // My first (last) R rows become the top neighbour's bottom (bottom's top) ghost rows.
       const index_t src_y = d == top ? 0 : b.h - r;
       const index_t dst_y = d == top ? n.h : -r;
-      for (index_t c = 0; c < r; ++c) row(q, in + b.at(0, src_y + c), b.w, n.at(0, dst_y + c));
+      for (index_t c = 0; c < r; ++c)
+        row(d, c, q, in + b.at(0, src_y + c), b.w, n.at(0, dst_y + c));
       continue;
     }
     // Columns: my first (last) R columns become the left neighbour's right (right's left)

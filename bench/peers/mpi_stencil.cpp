@@ -60,7 +60,7 @@ class halo {
   void send() {
     st::for_each_halo_put(
         b_, nb_, kind_, in_, send_buf_,
-        [&](int q, const double* src, index_t count, index_t dst) {
+        [&](int, index_t, int q, const double* src, index_t count, index_t dst) {
           MPI_Put(src, to_int(count), MPI_DOUBLE, q, dst, to_int(count), MPI_DOUBLE, win_);
         },
         [&](int d, int q, const double* src, index_t dst) {

@@ -95,7 +95,7 @@ void mpi::flush(rank_t target) {
 
 void mpi::flush_all() {
   check_rank(rank_, "flush_all");
-  for (rank_t r = 0; r < size_; ++r) send_get_batch(r);
+  send_get_batches();
   std::vector<std::unique_ptr<std::byte[]>> copies;
   for (rank_t r = 0; r < size_; ++r) release_staged(r, copies);
   flush_dynamic(no_rank, false);
@@ -116,7 +116,7 @@ void mpi::flush_local(rank_t target) {
 
 void mpi::flush_local_all() {
   check_rank(rank_, "flush_local_all");
-  for (rank_t r = 0; r < size_; ++r) send_get_batch(r);
+  send_get_batches();
   std::vector<std::unique_ptr<std::byte[]>> copies;
   for (rank_t r = 0; r < size_; ++r) release_staged(r, copies);
   flush_dynamic(no_rank, true);

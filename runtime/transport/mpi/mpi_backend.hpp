@@ -411,6 +411,11 @@ class mpi final : public runtime_backend {
   void await_ticket(rank_t target, std::uint64_t ticket, bool from_handler);
   // Sends `target`'s batched gets (peer_state::batch); their bytes arrive by the flush.
   void send_get_batch(rank_t target);
+  // The same for every peer, when any get waits in a batch.
+  void send_get_batches() {
+    if (batched_.load(std::memory_order_acquire) == 0) return;
+    for (rank_t r = 0; r < size_; ++r) send_get_batch(r);
+  }
   void await_acks(rank_t target) {
     await_ticket(target, peer_of(target).issued.load(std::memory_order_acquire), in_handler());
   }
@@ -478,6 +483,9 @@ class mpi final : public runtime_backend {
 
   // Operations on the dynamic window to any peer, and how many a flush_all completed.
   std::atomic<std::uint64_t> dynamic_issued_{0};
+  // Gets waiting in the peers' batches (peer_state::batch), over all peers: flush_all and
+  // flush_local_all look at the peers only when some wait.
+  std::atomic<std::size_t> batched_{0};
   std::atomic<std::uint64_t> dynamic_flushed_{0};
   std::atomic<bool> stop_{false};
   std::atomic<bool> closed_{false};

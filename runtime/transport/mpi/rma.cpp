@@ -112,6 +112,7 @@ void mpi::send_get_batch(rank_t target) {
     const std::lock_guard lock(p.batch_mutex);
     if (p.batch.empty()) return;
     batch.swap(p.batch);
+    batched_.fetch_sub(batch.size(), std::memory_order_relaxed);
   }
   if (batch.size() == 1 && batch.front().second) {
     const auto& [piece, t] = batch.front();
@@ -173,6 +174,7 @@ void mpi::contiguous(rank_t peer, std::uintptr_t addr, std::byte* local, std::si
         const std::lock_guard lock(p.batch_mutex);
         p.batch.push_back({moved_piece{addr, local, n}, t});
         queued = p.batch.size();
+        batched_.fetch_add(1, std::memory_order_release);
       }
       if (queued >= batch_pieces) send_get_batch(peer);  // bounds the message
       return;
