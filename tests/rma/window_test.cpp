@@ -1155,52 +1155,73 @@ TEST_F(Window, RegionsInsideAnotherWindowsMemoryOutliveThatWindow) {
 
 // Regions that share a page: the one attached first moves it; operations on the other's bytes
 // there reach the owner's memory, while the first is detached and attached again and again
-// (its page moving each time): no put is lost, every get reads the last put.
+// (its page moving each time): no put is lost, every get reads the last put. Rank 1's block,
+// 60 KiB ending on the shared page, travels by cross-memory attach, which pins the pages it
+// writes and then copies into them one by one: a move of the last one meanwhile lost the put.
 TEST_F(Window, RegionsSharingAPageWithARegionThatComesAndGoes) {
   covers("WIN-14", "WIN-16");
-  constexpr std::size_t half = 700;  // 5600 bytes each: the regions share a page
-  std::vector<std::int64_t> v(2 * half + 1, -1);
-  // Keep the boundary inside a page, whatever the allocator gave.
-  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  std::int64_t* const base = (reinterpret_cast<std::uintptr_t>(v.data() + half) & (page - 1)) == 0
-                                 ? v.data() + 1
-                                 : v.data();
-  std::int64_t* const coming = base;          // attached and detached by rank 0, never targeted
-  std::int64_t* const staying = base + half;  // targeted at its first elements, on the shared page
+  // In 4 KiB pages of an anonymous mapping of 20: `staying` from byte 2696 to 74696, `coming`
+  // from there to 80296; page 18 holds the last 968 bytes of one and the first of the other.
+  constexpr std::size_t staying_count = 9000;
+  constexpr std::size_t coming_count = 700;
+  constexpr std::size_t big = 7680;   // rank 1: staying's last 7680 elements (16 pages)
+  constexpr std::size_t small = 128;  // the others: 128 elements at 128 * rank
+  constexpr std::size_t counter = 1300;
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t mapped = std::max<std::size_t>(20 * 4096, 2 * page);
+  void* const memory =
+      ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(memory, MAP_FAILED);
+  std::int64_t* const staying = static_cast<std::int64_t*>(memory) + 337;
+  std::int64_t* const coming = staying + staying_count;  // attached and detached, never targeted
+  std::fill(staying, coming + coming_count, std::int64_t{-1});
   rma::window w = rma::window::create_dynamic(world());
-  w.attach(coming, half * 8);
-  w.attach(staying, half * 8);
+  w.attach(coming, coming_count * 8);
+  w.attach(staying, staying_count * 8);
   const std::vector<std::uint64_t> at = addresses_of(staying);
   barrier(world());
   const rank_t me = rank(), p = size();
-  const disp_t mine = static_cast<disp_t>(at[0] + static_cast<std::size_t>(me) * 8);
-  constexpr int rounds = 200;
+  ASSERT_LE(static_cast<std::size_t>(p) * small, counter);
+  const std::size_t first = me == 1 ? staying_count - big : static_cast<std::size_t>(me) * small;
+  const std::size_t count = me == 1 ? big : small;
+  const auto mine = static_cast<disp_t>(at[0] + first * 8);
+  const auto count_at = static_cast<disp_t>(at[0] + counter * 8);
+  constexpr int rounds = 3000;
   int wrong = 0;
+  int first_wrong = -1;
+  std::vector<std::int64_t> out(count), back(count);
   w.lock_all();
   for (int i = 0; i < rounds; ++i) {
-    if (me == 0 && i % 4 == 0) {
+    if (me == 0) {
       w.detach(coming);
-      w.attach(coming, half * 8);
+      w.attach(coming, coming_count * 8);
     }
     const std::int64_t value = me * 100000 + i;
-    w.put(value, 0, mine);
+    std::fill(out.begin(), out.end(), value);
+    w.put(std::span<const std::int64_t>(out), 0, mine);
     w.flush(0);
-    std::int64_t back = -1;
-    w.get(std::span<std::int64_t>(&back, 1), 0, mine);
+    w.get(std::span<std::int64_t>(back), 0, mine);
     w.flush(0);
-    wrong += back == value ? 0 : 1;
-    (void)w.fetch_and_op(std::int64_t{1}, 0, static_cast<disp_t>(at[0] + half * 4), op::sum);
+    const bool right =
+        std::all_of(back.begin(), back.end(), [&](std::int64_t x) { return x == value; });
+    if (!right && wrong++ == 0) first_wrong = i;
+    (void)w.fetch_and_op(std::int64_t{1}, 0, count_at, op::sum);
   }
   w.unlock_all();
-  EXPECT_EQ(wrong, 0) << "gets that did not read the last put";
+  EXPECT_EQ(wrong, 0) << "gets that did not read the last put (the first in round " << first_wrong
+                      << ")";
   settle(w);
   if (me == 0) {
     for (rank_t r = 0; r < p; ++r) {
-      EXPECT_EQ(staying[r], r * 100000 + rounds - 1) << "element of rank " << r;
+      const std::int64_t* b =
+          staying + (r == 1 ? staying_count - big : static_cast<std::size_t>(r) * small);
+      const auto n = static_cast<std::ptrdiff_t>(r == 1 ? big : small);
+      EXPECT_EQ(std::count(b, b + n, r * 100000 + rounds - 1), n) << "block of rank " << r;
     }
-    EXPECT_EQ(staying[half / 2], -1 + p * rounds);
+    EXPECT_EQ(staying[counter], -1 + p * rounds);
   }
   w.free();
+  ::munmap(memory, mapped);
 }
 
 // ---- errors of window calls ---------------------------------------------------------------

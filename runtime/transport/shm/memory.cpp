@@ -3,6 +3,7 @@
 // rank's page, and each peer's view of it (mapped lazily, replaced when its version changes).
 #include <algorithm>
 #include <fcntl.h>
+#include <optional>
 #include <string>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -33,6 +34,29 @@ std::uint64_t load_relaxed(const std::uint64_t& v) noexcept {
 void store_relaxed(std::uint64_t& v, std::uint64_t x) noexcept {
   std::atomic_ref<std::uint64_t>(v).store(x, std::memory_order_relaxed);
 }
+
+// Holds peers' cross-memory writes into this rank off while its pages move, once the writes
+// under way are done (page_header::pages_moving). Waits in place: the caller holds
+// segments_mutex_, so its wait must not be handed to a fiber or task host.
+class moving_pages {
+ public:
+  explicit moving_pages(page_header& own) noexcept : h_(own) {
+    h_.pages_moving.store(1, std::memory_order_seq_cst);
+    auto drained = [&] { return h_.cma_writers.load(std::memory_order_seq_cst) == 0; };
+    if (drained()) return;
+    oneside::detail::backoff b(h_.move_bell);
+    oneside::detail::wait_with(b, drained);
+  }
+  ~moving_pages() {
+    h_.pages_moving.store(0, std::memory_order_seq_cst);
+    oneside::detail::notify(h_.move_bell);
+  }
+  moving_pages(const moving_pages&) = delete;
+  moving_pages& operator=(const moving_pages&) = delete;
+
+ private:
+  page_header& h_;
+};
 
 }  // namespace
 
@@ -92,7 +116,11 @@ bool shm::remap_into_shared_memory(std::uint64_t id, std::uintptr_t begin, std::
     return false;
   }
   const int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
-  const bool moved = fd >= 0 && move_to_shared(fd, begin, len, fenced);
+  bool moved = false;
+  if (fd >= 0) {
+    const moving_pages guard(*own_.header);
+    moved = move_to_shared(fd, begin, len, fenced);
+  }
   if (fd >= 0) ::close(fd);
   if (!moved) {
     obj.unlink();
@@ -174,8 +202,11 @@ exposure shm::expose_optional(void* base, std::size_t bytes) {
   return exposure(this, base, bytes, id);
 }
 
-void shm::move_back(const exposed_range& e, const shm_object& object) noexcept {
-  if (e.remapped) move_to_private(e.pages_begin, e.pages_len, e.fenced, object.name());
+void shm::move_back(const exposed_range& e, const shm_object& object, bool peers_write) noexcept {
+  if (!e.remapped) return;
+  std::optional<moving_pages> guard;
+  if (peers_write) guard.emplace(*own_.header);
+  move_to_private(e.pages_begin, e.pages_len, e.fenced, object.name());
 }
 
 void shm::release(segment& s) noexcept {
@@ -206,13 +237,17 @@ void shm::release(exposure& e) noexcept {
     segments_.erase(seg);
   }
   publish_table();
-  move_back(gone, object);
+  move_back(gone, object, true);
 }
 
 void shm::release_all() noexcept {
   std::lock_guard lock(segments_mutex_);
   for (auto& [id, e] : exposures_) {
-    if (auto seg = segments_.find(id); seg != segments_.end()) move_back(e, seg->second.object);
+    // Closed (after a barrier no peer writes past) or abandoned (a peer may have died inside
+    // a write, its count never going down): no waiting for writers.
+    if (auto seg = segments_.find(id); seg != segments_.end()) {
+      move_back(e, seg->second.object, false);
+    }
   }
   for (auto& [id, seg] : segments_) seg.object.unlink();
   segments_.clear();

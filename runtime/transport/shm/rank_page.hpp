@@ -110,6 +110,14 @@ struct page_header {
   alignas(64) oneside::detail::doorbell space_bell;
   alignas(64) std::atomic<std::uint64_t> table_version;  // odd while being changed
   std::atomic<std::uint64_t> table_count;                // entries in use: [0, count)
+  // Moves of this rank's pages between private and shared memory (page_move.hpp) and peers'
+  // cross-memory writes into this rank exclude each other: such a write pins the pages it
+  // writes and copies into them afterwards, so a page replaced in between would take the write
+  // with it. A writer counts itself in, then backs off while a move is under way; a mover
+  // raises its flag, then waits until no writer is in (both sides sequentially consistent).
+  alignas(64) std::atomic<std::uint32_t> pages_moving;  // 1 while this rank moves pages
+  std::atomic<std::uint32_t> cma_writers;               // peers' writes into this rank in flight
+  oneside::detail::doorbell move_bell;                  // rung when either goes down
   alignas(64) std::atomic<std::uint64_t> am_enqueue;
   alignas(64) std::atomic<std::uint64_t> am_dequeue;
   alignas(64) segment_entry table[max_segments];

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <sys/uio.h>
 #include <vector>
@@ -24,17 +25,45 @@ using namespace shm_detail;
 
 namespace {
 
-// Cross-memory attach of (local, remote) pairs of equal length, in batches of IOV_MAX.
+// A cross-memory write into `owner`'s memory, counted in while it runs: the owner moves no
+// page meanwhile, and the write waits for a move under way (page_header::pages_moving).
+class counted_write {
+ public:
+  explicit counted_write(page_header& owner) noexcept : h_(owner) {
+    for (;;) {
+      h_.cma_writers.fetch_add(1, std::memory_order_seq_cst);
+      if (h_.pages_moving.load(std::memory_order_seq_cst) == 0) return;
+      leave();
+      oneside::detail::wait_until(
+          h_.move_bell, [&] { return h_.pages_moving.load(std::memory_order_acquire) == 0; });
+    }
+  }
+  ~counted_write() { leave(); }
+  counted_write(const counted_write&) = delete;
+  counted_write& operator=(const counted_write&) = delete;
+
+ private:
+  void leave() noexcept {
+    h_.cma_writers.fetch_sub(1, std::memory_order_seq_cst);
+    oneside::detail::notify_after_rmw(h_.move_bell);
+  }
+  page_header& h_;
+};
+
+// Cross-memory attach of (local, remote) pairs of equal length, in batches of IOV_MAX. Writes
+// are counted in at `owner` (the target's page header) while they run.
 class cma_batch {
  public:
-  cma_batch(pid_t pid, bool write, rank_t peer, std::string_view call)
-      : pid_(pid), write_(write), peer_(peer), call_(call) {}
+  cma_batch(pid_t pid, page_header* owner, bool write, rank_t peer, std::string_view call)
+      : pid_(pid), owner_(owner), write_(write), peer_(peer), call_(call) {}
   void add(const void* local, std::uintptr_t remote, std::size_t n) {
     local_.push_back(iovec{const_cast<void*>(local), n});
     remote_.push_back(iovec{reinterpret_cast<void*>(remote), n});
     if (local_.size() == IOV_MAX) run();
   }
   void run() {
+    std::optional<counted_write> counted;
+    if (write_ && !local_.empty()) counted.emplace(*owner_);
     std::size_t i = 0;
     while (i < local_.size()) {
       const std::size_t cnt = std::min<std::size_t>(local_.size() - i, IOV_MAX);
@@ -83,6 +112,7 @@ class cma_batch {
   }
 
   pid_t pid_;
+  page_header* owner_;
   bool write_;
   rank_t peer_;
   std::string_view call_;
@@ -128,7 +158,7 @@ void shm::transfer(rank_t target, std::span<const Iov> local, std::span<const re
     }
     return;
   }
-  cma_batch b(peer_at(i).pid, Write, target, call);
+  cma_batch b(peer_at(i).pid, peer_at(i).page.header, Write, target, call);
   for (std::size_t k = 0; k < far_remote.size(); ++k) {
     b.add(far_local[k].base, far_remote[k].addr, far_remote[k].len);
   }

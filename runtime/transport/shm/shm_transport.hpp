@@ -234,8 +234,10 @@ class shm final : public runtime_backend, public reach_table {
   // (`optional`: only when the pages moved). False when nothing was recorded. Caller holds
   // segments_mutex_.
   bool expose_range(std::uint64_t& id, exposed_range& e, bool optional);
-  // Gives the pages exposure `e` moved back to the program as private memory.
-  void move_back(const exposed_range& e, const oneside::detail::shm_object& object) noexcept;
+  // Gives the pages exposure `e` moved back to the program as private memory; with
+  // `peers_write`, once no peer's cross-memory write into this rank is under way (rank_page.hpp).
+  void move_back(const exposed_range& e, const oneside::detail::shm_object& object,
+                 bool peers_write) noexcept;
 
   std::atomic_flag consumer_busy_ = ATOMIC_FLAG_INIT;  // one thread drains the queue at a time
   std::atomic<std::uint64_t> replies_free_{~std::uint64_t{0}};  // a bit per free reply slot
