@@ -10,7 +10,8 @@ a contiguous view and with an interleaved one (4 KiB blocks round-robin over the
        (oneside_io_bench --engine dd: one process, one large pwrite of the same total).
 Programs: bench/micro/io_bench.cpp (oneside_io_bench, engines default = file::open's defaults,
 direct = collective buffering off, cb = on, staged / unstaged = the defaults with every
-large access / none through the staging buffer; --cb-nodes adds the hint cb_nodes) under oneside-run, the peer under mpirun
+large access / none through the staging buffer, pread = the defaults with
+ONESIDE_IO_MAPPED_READS=0; --cb-nodes adds the hint cb_nodes) under oneside-run, the peer under mpirun
 (bound to cores at 2 ranks, unbound and oversubscribed above the core count), dd at 1 rank.
 
 Each round launches every configuration once, the order rotated from one round to the next, so
@@ -53,7 +54,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--dirs", nargs="+", default=["/tmp", "/dev/shm"])
     p.add_argument("--patterns", nargs="+", choices=("contiguous", "interleaved"),
                    default=["contiguous", "interleaved"])
-    p.add_argument("--engines", nargs="+", choices=("default", "direct", "cb", "staged", "unstaged"),
+    p.add_argument("--engines", nargs="+", choices=("default", "direct", "cb", "staged", "unstaged",
+                                                    "pread"),
                    default=["default", "direct"])
     p.add_argument("--cb-nodes", type=int, default=0,
                    help="the hint cb_nodes for the cb engine and the peer (default: none)")
@@ -109,10 +111,13 @@ def configs(a: argparse.Namespace, bindir: Path) -> list[config]:
                             "default" in a.engines:
                         continue  # interleaved views go through collective buffering
                     extra = hints if e != "direct" else []
+                    engine, run_env = e, env
+                    if e == "pread":  # the default engine, a pread per piece of a read
+                        engine, run_env = "default", dict(env, ONESIDE_IO_MAPPED_READS="0")
                     out.append(config((d, n, pat, e),
                                       [str(bindir / "oneside-run"), "-n", str(n),
-                                       str(bindir / "oneside_io_bench"), "--engine", e, *args,
-                                       *extra], env))
+                                       str(bindir / "oneside_io_bench"), "--engine", engine,
+                                       *args, *extra], run_env))
     return out
 
 

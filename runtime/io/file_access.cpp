@@ -142,10 +142,11 @@ io_status make_status(const datatype& type, std::uint64_t bytes) {
 
 namespace {
 
-// Moves op's pieces with one pread/pwrite each on the calling thread. Returns 0 or errno;
-// `done` counts the data bytes moved (a read stops at the end of the file).
-int move_pieces(file_op& op, std::byte* data, std::uint64_t& done) {
-  for (const file_piece& p : op.pieces) {
+// Moves op's pieces from `first` on with one pread/pwrite each on the calling thread. Returns
+// 0 or errno; `done` counts the data bytes moved (a read stops at the end of the file).
+int move_pieces(file_op& op, std::byte* data, std::uint64_t& done, std::size_t first = 0) {
+  for (std::size_t i = first; i < op.pieces.size(); ++i) {
+    const file_piece& p = op.pieces[i];
     if (op.mapped_base >= 0) done = static_cast<std::uint64_t>(p.at - op.mapped_base);
     if (op.write) {
       const int err = write_fully(op.fd, data + done, p.len, p.at);
@@ -275,10 +276,18 @@ void run_file_op(file_op& op, io_ring* ring) noexcept {
       lock.emplace(op.fd, lo, hi, op.write);
     }
     std::uint64_t done = 0;
-    // One piece gains nothing from the ring: a plain system call is one entry too.
-    const int err = ring != nullptr && ring->ok && op.pieces.size() > 1
-                        ? ring->move(op, data, done)
-                        : move_pieces(op, data, done);
+    int err = 0;
+    if (reads_mapped(op)) {
+      // What the mappings did not read (the end of the file, a file that shrank) by pread.
+      if (const std::size_t next = read_mapped(op, data, done); next < op.pieces.size()) {
+        err = move_pieces(op, data, done, next);
+      }
+    } else if (ring != nullptr && ring->ok && op.pieces.size() > 1) {
+      // One piece gains nothing from the ring: a plain system call is one entry too.
+      err = ring->move(op, data, done);
+    } else {
+      err = move_pieces(op, data, done);
+    }
     if (err != 0) {
       raise(file_error_class(err), {.call = op.call, .bytes = op.bytes},
             std::string(op.write ? "writing " : "reading ") + op.path + ": " + std::strerror(err));
