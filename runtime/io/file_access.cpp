@@ -276,12 +276,13 @@ void run_file_op(file_op& op, io_ring* ring) noexcept {
       lock.emplace(op.fd, lo, hi, op.write);
     }
     std::uint64_t done = 0;
+    // Reads of many small pieces out of mappings where the file system gains from it; the
+    // rest as before (what the mappings left, the end of the file or a file that shrank, by
+    // pread).
+    const std::size_t mapped = reads_mapped(op) ? read_mapped(op, data, done) : 0;
     int err = 0;
-    if (reads_mapped(op)) {
-      // What the mappings did not read (the end of the file, a file that shrank) by pread.
-      if (const std::size_t next = read_mapped(op, data, done); next < op.pieces.size()) {
-        err = move_pieces(op, data, done, next);
-      }
+    if (mapped > 0) {
+      if (mapped < op.pieces.size()) err = move_pieces(op, data, done, mapped);
     } else if (ring != nullptr && ring->ok && op.pieces.size() > 1) {
       // One piece gains nothing from the ring: a plain system call is one entry too.
       err = ring->move(op, data, done);

@@ -35,29 +35,6 @@ void store_relaxed(std::uint64_t& v, std::uint64_t x) noexcept {
   std::atomic_ref<std::uint64_t>(v).store(x, std::memory_order_relaxed);
 }
 
-// Holds peers' cross-memory writes into this rank off while its pages move, once the writes
-// under way are done (page_header::pages_moving). Waits in place: the caller holds
-// segments_mutex_, so its wait must not be handed to a fiber or task host.
-class moving_pages {
- public:
-  explicit moving_pages(page_header& own) noexcept : h_(own) {
-    h_.pages_moving.store(1, std::memory_order_seq_cst);
-    auto drained = [&] { return h_.cma_writers.load(std::memory_order_seq_cst) == 0; };
-    if (drained()) return;
-    oneside::detail::backoff b(h_.move_bell);
-    oneside::detail::wait_with(b, drained);
-  }
-  ~moving_pages() {
-    h_.pages_moving.store(0, std::memory_order_seq_cst);
-    oneside::detail::notify(h_.move_bell);
-  }
-  moving_pages(const moving_pages&) = delete;
-  moving_pages& operator=(const moving_pages&) = delete;
-
- private:
-  page_header& h_;
-};
-
 }  // namespace
 
 segment shm::allocate_segment(std::size_t bytes, const segment_request& how) {

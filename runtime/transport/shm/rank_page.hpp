@@ -123,6 +123,55 @@ struct page_header {
   alignas(64) segment_entry table[max_segments];
 };
 
+// The two sides of page_header's exclusion of page moves and cross-memory writes. A writer's:
+// a cross-memory write into `owner`'s memory, counted in while it runs: the owner moves no
+// page meanwhile, and the write waits for a move under way (page_header::pages_moving).
+class counted_write {
+ public:
+  explicit counted_write(page_header& owner) noexcept : h_(owner) {
+    for (;;) {
+      h_.cma_writers.fetch_add(1, std::memory_order_seq_cst);
+      if (h_.pages_moving.load(std::memory_order_seq_cst) == 0) return;
+      leave();
+      oneside::detail::wait_until(
+          h_.move_bell, [&] { return h_.pages_moving.load(std::memory_order_acquire) == 0; });
+    }
+  }
+  ~counted_write() { leave(); }
+  counted_write(const counted_write&) = delete;
+  counted_write& operator=(const counted_write&) = delete;
+
+ private:
+  void leave() noexcept {
+    h_.cma_writers.fetch_sub(1, std::memory_order_seq_cst);
+    oneside::detail::notify_after_rmw(h_.move_bell);
+  }
+  page_header& h_;
+};
+
+// The mover's: holds peers' cross-memory writes into this rank off while its pages move, once the
+// writes under way are done (page_header::pages_moving). Waits in place: the caller holds
+// segments_mutex_, so its wait must not be handed to a fiber or task host.
+class moving_pages {
+ public:
+  explicit moving_pages(page_header& own) noexcept : h_(own) {
+    h_.pages_moving.store(1, std::memory_order_seq_cst);
+    auto drained = [&] { return h_.cma_writers.load(std::memory_order_seq_cst) == 0; };
+    if (drained()) return;
+    oneside::detail::backoff b(h_.move_bell);
+    oneside::detail::wait_with(b, drained);
+  }
+  ~moving_pages() {
+    h_.pages_moving.store(0, std::memory_order_seq_cst);
+    oneside::detail::notify(h_.move_bell);
+  }
+  moving_pages(const moving_pages&) = delete;
+  moving_pages& operator=(const moving_pages&) = delete;
+
+ private:
+  page_header& h_;
+};
+
 // Byte layout of the whole object: header, applied[nranks], the reply slots, then the ring
 // slots.
 struct page_layout {

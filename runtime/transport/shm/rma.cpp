@@ -25,31 +25,6 @@ using namespace shm_detail;
 
 namespace {
 
-// A cross-memory write into `owner`'s memory, counted in while it runs: the owner moves no
-// page meanwhile, and the write waits for a move under way (page_header::pages_moving).
-class counted_write {
- public:
-  explicit counted_write(page_header& owner) noexcept : h_(owner) {
-    for (;;) {
-      h_.cma_writers.fetch_add(1, std::memory_order_seq_cst);
-      if (h_.pages_moving.load(std::memory_order_seq_cst) == 0) return;
-      leave();
-      oneside::detail::wait_until(
-          h_.move_bell, [&] { return h_.pages_moving.load(std::memory_order_acquire) == 0; });
-    }
-  }
-  ~counted_write() { leave(); }
-  counted_write(const counted_write&) = delete;
-  counted_write& operator=(const counted_write&) = delete;
-
- private:
-  void leave() noexcept {
-    h_.cma_writers.fetch_sub(1, std::memory_order_seq_cst);
-    oneside::detail::notify_after_rmw(h_.move_bell);
-  }
-  page_header& h_;
-};
-
 // Cross-memory attach of (local, remote) pairs of equal length, in batches of IOV_MAX. Writes
 // are counted in at `owner` (the target's page header) while they run.
 class cma_batch {
