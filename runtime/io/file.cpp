@@ -463,17 +463,21 @@ void file::set_view(offset_t disp, const datatype& etype, const datatype& filety
   // Collective buffering's automatic choice (no collective_buffering hint): on when any
   // member's view interleaves small runs with holes, the same answer on every member.
   const int interleaved = allreduce(f.members, view->interleaved() ? 1 : 0, op::max);
-  // Reads choose by whether the members share one node (named by its lowest world rank).
-  bool one_node = true;
+  // Reads go through it when the members span nodes (each named by its lowest world rank) or
+  // when any member finds the exchange the faster read on one node (cb_reads_on_one_node).
+  bool reads_two_phase = false;
   if (interleaved != 0) {
     const rank_t node = local_team().to_world(0);
-    one_node = allreduce(f.members, node, op::max) == allreduce(f.members, node, op::min);
+    const bool one_node =
+        allreduce(f.members, node, op::max) == allreduce(f.members, node, op::min);
+    reads_two_phase =
+        !one_node || allreduce(f.members, detail::cb_reads_on_one_node() ? 1 : 0, op::max) != 0;
   }
   {
     std::lock_guard<std::mutex> g(f.mu);
     f.view = std::move(*view);
     f.view_interleaved = interleaved != 0;
-    f.members_one_node = one_node;
+    f.reads_two_phase = reads_two_phase;
     f.pointer = 0;
   }
   if (f.members.rank() == 0) f.shared_store(0, call);

@@ -197,7 +197,7 @@ struct file_impl {
   mutable std::mutex mu;
   file_view view;
   bool view_interleaved = false;  // any member's view is interleaved() (set_view agrees)
-  bool members_one_node = true;   // every member on one node (set_view, for interleaved views)
+  bool reads_two_phase = false;   // interleaved reads use collective buffering (set_view agrees)
   offset_t pointer = 0;           // individual file pointer, etypes
 
   // The shared file pointer (etypes): a word in member 0's exposed memory.
@@ -248,10 +248,24 @@ extern std::atomic<bool> fail_shared_pointer_for_testing;
 
 // Whether the _all and _at_all forms on `f` use collective buffering: the hint
 // collective_buffering says so ("true"/"false"), or, without it, any member's view is
-// interleaved, for writes always, for reads only when the members span several nodes (on one
-// node each member's data-sieving read of its own pieces beats the exchange, bench/RESULTS.md);
-// never in atomic mode.
+// interleaved, for writes always, for reads when the members span several nodes or, on one
+// node, when cb_reads_on_one_node() says so on any member (set_view agrees); never in atomic
+// mode.
 bool uses_two_phase(const file_impl& f, bool write);
+// Whether this process would read interleaved views through collective buffering when the
+// members share one node (ONESIDE_IO_CB_READS): "always", "across-nodes" (never on one node), or
+// "auto": when a system call costs kernel_entry_costly_ns or more here. Each member's own read
+// of its pieces costs a system call per piece (or a page fault per few), the exchange a few
+// copies of them in user space; which wins is the price of entering the kernel (bench/RESULTS.md:
+// 2.0-4.1x faster through the exchange on a VM whose system call costs 965 ns, 0.73-0.83x on
+// one where direct reads took 1.07 us per 4 KiB piece).
+bool cb_reads_on_one_node();
+inline constexpr std::int64_t kernel_entry_costly_ns = 500;
+// The cost of a null system call in this process, nanoseconds: the median of 5 batches of 64,
+// measured at the first call.
+std::int64_t kernel_entry_ns() noexcept;
+// A test hook: 1 makes cb_reads_on_one_node() true, 2 false, 0 leaves it to the setting.
+extern std::atomic<int> cb_reads_for_testing;
 // Collective: moves the pieces of `mine` (an access built by make_op) through the aggregators'
 // buffers, round by round; the aggregators' last file accesses may still run on the I/O thread
 // when it returns.
@@ -290,6 +304,11 @@ inline constexpr std::size_t mapped_read_max_piece = std::size_t{256} << 10;
 bool reads_mapped(const file_op& op);
 // Whether the file system of `fd` is one whose reads go through mappings (ext4, XFS, Btrfs).
 bool maps_well(int fd) noexcept;
+// Whether reads of `fd` go through mappings: maps_well(fd), and a system call costs less than
+// kernel_entry_costly_ns here (where kernel entries trap to a hypervisor, the faults and
+// munmap's TLB shootdowns cost more than the preads they save: 0.56-0.65x a pread each, 2 ranks
+// reading their 4 KiB blocks of 1 GiB on ext4 on a VM whose system call costs 965 ns).
+bool mapped_reads_pay(int fd) noexcept;
 // Copies op's pieces, in order, while it can; returns the index of the first piece not read
 // (op.pieces.size() when all were) and adds the data bytes read to `done`.
 std::size_t read_mapped(file_op& op, std::byte* data, std::uint64_t& done);

@@ -123,10 +123,14 @@ bool maps_well(int fd) noexcept {
   }
 }
 
+bool mapped_reads_pay(int fd) noexcept {
+  return maps_well(fd) && kernel_entry_ns() < kernel_entry_costly_ns;
+}
+
 std::size_t read_mapped(file_op& op, std::byte* data, std::uint64_t& done) {
   struct stat st {};
-  if (!(maps_well(op.fd) || mapped_reads_on_any_fs_for_testing.load()) || !guard_installed() ||
-      ::fstat(op.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (!(mapped_reads_pay(op.fd) || mapped_reads_on_any_fs_for_testing.load()) ||
+      !guard_installed() || ::fstat(op.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     return 0;
   }
   const auto page = static_cast<offset_t>(::sysconf(_SC_PAGESIZE));

@@ -13,16 +13,21 @@
 // (offset, length) lists; rounds nobody accesses are skipped. Every member learns at the end
 // whether any aggregator's file access failed.
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <oneside/runtime/collectives.hpp>
 #include <oneside/runtime/wait.hpp>
 
 #include "io/file_impl.hpp"
 #include "runtime/check.hpp"
+#include "runtime/settings.hpp"
 
 namespace oneside::detail {
 
@@ -131,7 +136,37 @@ bool uses_two_phase(const file_impl& f, bool write) {
   if (f.atomic) return false;  // atomic mode: each member's access stays one access
   const auto v = f.hints.get("collective_buffering");
   if (v) return *v == "true";
-  return f.view_interleaved && (write || !f.members_one_node);
+  return f.view_interleaved && (write || f.reads_two_phase);
+}
+
+std::atomic<int> cb_reads_for_testing{0};
+
+std::int64_t kernel_entry_ns() noexcept {
+  static const std::int64_t ns = [] {
+    std::array<std::int64_t, 5> batch{};
+    for (std::int64_t& b : batch) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < 64; ++i) (void)::syscall(SYS_getppid);  // not cached by the C library
+      b = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                               t0)
+              .count() /
+          64;
+    }
+    std::nth_element(batch.begin(), batch.begin() + 2, batch.end());
+    return batch[2];
+  }();
+  return ns;
+}
+
+bool cb_reads_on_one_node() {
+  if (const int forced = cb_reads_for_testing.load(); forced != 0) return forced == 1;
+  static const bool on = [] {
+    const std::string s = setting_string("ONESIDE_IO_CB_READS");
+    if (s == "always") return true;
+    if (s == "across-nodes") return false;
+    return kernel_entry_ns() >= kernel_entry_costly_ns;
+  }();
+  return on;
 }
 
 std::atomic<std::int64_t> two_phase_accesses_for_testing{0};

@@ -141,9 +141,18 @@ constexpr std::array registry{
   setting_info{"ONESIDE_IO_MAPPED_READS", boolean, "1", {},
                "Reads of 16 pieces or more, 256 KiB or less each on average (strided and "
                "interleaved views), of a file on ext4, XFS or Btrfs copy the pieces out of "
-               "read-only mappings of the file (8 MiB at a time) instead of one pread each: "
-               "1.44x faster for 4 KiB pieces on ext4 (other file systems, tmpfs included, "
-               "read by pread). 0: a pread per piece everywhere."},
+               "read-only mappings of the file (8 MiB at a time) instead of one pread each, "
+               "where a system call costs under 500 ns (measured once per process): 1.44x "
+               "faster for 4 KiB pieces on ext4 (other file systems, tmpfs included, and "
+               "machines with costlier kernel entries read by pread). 0: a pread per piece "
+               "everywhere."},
+  setting_info{"ONESIDE_IO_CB_READS", choice, "auto", {},
+               "Whether collective reads (_all, _at_all) of interleaved views go through "
+               "collective buffering when the members share one node (across nodes they always "
+               "do): always; across-nodes (each member reads its own pieces); auto, when a "
+               "system call costs 500 ns or more (measured once per process; 2-4x faster reads "
+               "of 4 KiB pieces on a VM whose system calls cost 1 us).",
+               "auto|always|across-nodes"},
   // Tasks and placement.
   setting_info{"ONESIDE_TASK_THREADS", integer, "0", {"0", "1024"},
                "Threads in each rank's task arena; 0 means the number of cores the rank is "
@@ -183,8 +192,9 @@ constexpr std::array registry{
   setting_info{"ONESIDE_BINDING", choice, "none", {},
                "The binding oneside-run applied to this rank.", "core|numa|none", true},
   setting_info{"ONESIDE_SPARE_PUS", string, "", {},
-               "PUs of this node no rank is bound to (oneside-run's plan); file I/O threads run "
-               "there.", {}, true},
+               "PUs of this node no rank is bound to (oneside-run's plan, unset when there are "
+               "none); each rank's file I/O threads run there, so split collectives overlap "
+               "computation.", {}, true},
 };
 // clang-format on
 

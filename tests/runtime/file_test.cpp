@@ -1306,20 +1306,23 @@ struct strided_file {
 };
 
 // Reads of many small pieces copy them out of mappings of the file (ONESIDE_IO_MAPPED_READS,
-// on by default) where its file system gains from it (ext4, XFS, Btrfs; not tmpfs): the data
-// are the file's, a read of few pieces does not map, and pieces past the end of the file end
-// the read there (IO-14) as with pread.
+// on by default) where its file system gains from it (ext4, XFS, Btrfs; not tmpfs) and kernel
+// entries are cheap: the data are the file's, a read of few pieces does not map, and pieces
+// past the end of the file end the read there (IO-14) as with pread.
 TEST_F(File, ReadsOfManySmallPiecesComeFromMappings) {
   covers("IO-14");
-  const bool suits = [&] {
+  bool fs_suits = false, suits = false;
+  {
     const int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY);
-    const bool well = fd >= 0 && detail::maps_well(fd);
-    if (fd >= 0) ::close(fd);
-    return well;
-  }();
+    ASSERT_GE(fd, 0);
+    fs_suits = detail::maps_well(fd);
+    suits = detail::mapped_reads_pay(fd);
+    ::close(fd);
+  }
   struct statfs fs {};
   ASSERT_EQ(::statfs(dir_.c_str(), &fs), 0);
-  EXPECT_EQ(suits, fs.f_type == 0xEF53 || fs.f_type == 0x58465342 || fs.f_type == 0x9123683E);
+  EXPECT_EQ(fs_suits, fs.f_type == 0xEF53 || fs.f_type == 0x58465342 || fs.f_type == 0x9123683E);
+  EXPECT_EQ(suits, fs_suits && detail::kernel_entry_ns() < detail::kernel_entry_costly_ns);
   {
     // The file system decides, when the test is not forcing it.
     file f = file::open(world(), path("fs-choice"), rw_create);
@@ -1436,9 +1439,11 @@ TEST_F(File, AFileThatShrinksUnderAMappedReadReadsWhatIsLeft) {
 }
 
 // Collective buffering's automatic choice (no hint) for a view of 4 KiB blocks round-robin over
-// the members: writes go through it, reads of members on one node do not (each member's
-// data-sieving read beats the exchange there); the hint still forces it. Data stay right.
-TEST_F(File, InterleavedReadsOnOneNodeSkipCollectiveBuffering) {
+// the members: writes go through it; reads do across nodes, and on one node when any member's
+// cb_reads_on_one_node() says so (ONESIDE_IO_CB_READS; forced here both ways, and differently
+// on member 0, whose choice every member must then follow); the hint decides over both. Data
+// stay right.
+TEST_F(File, InterleavedReadsFollowTheCollectiveBufferingChoice) {
   constexpr std::size_t block = 4096, blocks = 8, n = block * blocks;
   const datatype ft = datatype::resized(datatype::contiguous(block, byte_t()), 0,
                                         static_cast<std::int64_t>(block) * size());
@@ -1446,28 +1451,49 @@ TEST_F(File, InterleavedReadsOnOneNodeSkipCollectiveBuffering) {
   const bool interleaved = size() > 1;  // one member's round robin has no holes
   bytes mine(n);
   for (std::size_t i = 0; i < n; ++i) mine[i] = tag(rank(), i);
-  for (const char* hint : {"", "true"}) {
-    SCOPED_TRACE(std::string("collective_buffering '") + hint + "'");
-    const std::string p = path(std::string("cb-choice-") + hint);
-    info hints;
-    if (*hint != '\0') hints.set("collective_buffering", hint);
-    file f = file::open(world(), p, rw_create, hints);
-    f.set_view(static_cast<offset_t>(block) * rank(), byte_t(), ft);
-    std::int64_t before = detail::two_phase_accesses_for_testing.load();
-    EXPECT_EQ(f.write_at_all(0, mine.data(), static_cast<count_t>(n), byte_t()).bytes,
-              static_cast<count_t>(n));
-    const bool forced = *hint != '\0';
-    EXPECT_EQ(detail::two_phase_accesses_for_testing.load() - before,
-              forced || interleaved ? 1 : 0);
-    bytes back(n, std::byte{0});
-    before = detail::two_phase_accesses_for_testing.load();
-    EXPECT_EQ(f.read_at_all(0, back.data(), static_cast<count_t>(n), byte_t()).bytes,
-              static_cast<count_t>(n));
-    EXPECT_EQ(detail::two_phase_accesses_for_testing.load() - before,
-              forced || (interleaved && !one_node) ? 1 : 0);
-    EXPECT_TRUE(back == mine) << "the data read back";
-    f.close();
+  struct choice {
+    int forced;  // detail::cb_reads_for_testing on members other than 0
+    int forced_at_0;
+    bool on;  // what every member must do on one node
+  };
+  for (const choice c : {choice{2, 2, false}, choice{1, 1, true}, choice{2, 1, true}}) {
+    for (const char* hint : {"", "true", "false"}) {
+      SCOPED_TRACE(std::string("collective_buffering '") + hint + "', forced " +
+                   std::to_string(rank() == 0 ? c.forced_at_0 : c.forced));
+      detail::cb_reads_for_testing.store(rank() == 0 ? c.forced_at_0 : c.forced);
+      const std::string p = path(std::string("cb-choice-") + hint);
+      info hints;
+      if (*hint != '\0') hints.set("collective_buffering", hint);
+      file f = file::open(world(), p, rw_create, hints);
+      f.set_view(static_cast<offset_t>(block) * rank(), byte_t(), ft);
+      detail::cb_reads_for_testing.store(0);
+      std::int64_t before = detail::two_phase_accesses_for_testing.load();
+      EXPECT_EQ(f.write_at_all(0, mine.data(), static_cast<count_t>(n), byte_t()).bytes,
+                static_cast<count_t>(n));
+      const bool automatic = *hint == '\0';
+      const bool forced_on = std::string_view(hint) == "true";
+      EXPECT_EQ(detail::two_phase_accesses_for_testing.load() - before,
+                forced_on || (automatic && interleaved) ? 1 : 0);
+      bytes back(n, std::byte{0});
+      before = detail::two_phase_accesses_for_testing.load();
+      EXPECT_EQ(f.read_at_all(0, back.data(), static_cast<count_t>(n), byte_t()).bytes,
+                static_cast<count_t>(n));
+      EXPECT_EQ(detail::two_phase_accesses_for_testing.load() - before,
+                forced_on || (automatic && interleaved && (!one_node || c.on)) ? 1 : 0);
+      EXPECT_TRUE(back == mine) << "the data read back";
+      f.close();
+      if (rank() == 0) file::remove(p);
+      barrier(world());
+    }
   }
+}
+
+// The measurement behind ONESIDE_IO_CB_READS=auto: a null system call's cost, measured once.
+TEST_F(File, KernelEntryCostIsMeasuredOnce) {
+  const std::int64_t ns = detail::kernel_entry_ns();
+  EXPECT_GT(ns, 0);
+  EXPECT_LT(ns, 10'000'000) << "a system call taking 10 ms";
+  EXPECT_EQ(detail::kernel_entry_ns(), ns) << "measured again";
 }
 
 // The thread that runs a file's accesses moves to the PUs no rank is bound to when the launcher
