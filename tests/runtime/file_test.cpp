@@ -1488,12 +1488,19 @@ TEST_F(File, InterleavedReadsFollowTheCollectiveBufferingChoice) {
   }
 }
 
-// The measurement behind ONESIDE_IO_CB_READS=auto: a null system call's cost, measured once.
+// The measurement behind ONESIDE_IO_CB_READS=auto: a null system call's cost, measured once,
+// and the unforced choice that follows from it (or from the setting when it names one).
 TEST_F(File, KernelEntryCostIsMeasuredOnce) {
   const std::int64_t ns = detail::kernel_entry_ns();
   EXPECT_GT(ns, 0);
   EXPECT_LT(ns, 10'000'000) << "a system call taking 10 ms";
   EXPECT_EQ(detail::kernel_entry_ns(), ns) << "measured again";
+  ASSERT_EQ(detail::cb_reads_for_testing.load(), 0);
+  const std::string setting = detail::setting_string("ONESIDE_IO_CB_READS");
+  const bool expected =
+      setting == "always" || (setting == "auto" && ns >= detail::kernel_entry_costly_ns);
+  EXPECT_EQ(detail::cb_reads_on_one_node(), expected)
+      << "ONESIDE_IO_CB_READS=" << setting << ", a system call " << ns << " ns";
 }
 
 // The thread that runs a file's accesses moves to the PUs no rank is bound to when the launcher
