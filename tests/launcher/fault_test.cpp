@@ -103,6 +103,9 @@ TEST_P(Fault, ARankKilledAnywhereEndsTheJobCleanlyOnMpi) {
     EXPECT_LT(r.elapsed, seconds(60)) << what.str();
     const std::vector<std::string> pid = lines_starting(r.out, "pid ");
     ASSERT_EQ(pid.size(), 1U) << what.str() << "\n" << r.out;
+    // mpirun may return while the ranks it signalled are still exiting (they hold their
+    // liveness records until then); none may be left running.
+    EXPECT_TRUE(wait_for_adopted_children(seconds(30))) << what.str() << ": ranks outlived mpirun";
     // Ranks that mpirun killed leave their liveness records (and what a SIGKILL cut short):
     // the next oneside-run, or --cleanup, removes what no live process holds.
     const run_result cleanup = run_launcher({"--cleanup"}, {}, seconds(20));

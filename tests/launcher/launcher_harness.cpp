@@ -275,6 +275,17 @@ void reap_adopted_children() {
   while (::waitpid(-1, nullptr, WNOHANG) > 0) continue;
 }
 
+bool wait_for_adopted_children(std::chrono::seconds limit) {
+  const auto deadline = clock::now() + limit;
+  while (true) {
+    const pid_t reaped = ::waitpid(-1, nullptr, WNOHANG);
+    if (reaped < 0 && errno == ECHILD) return true;
+    if (reaped > 0) continue;
+    if (clock::now() > deadline) return false;
+    sleep_ms(10);
+  }
+}
+
 std::vector<pid_t> children_of(pid_t pid) {
   std::vector<pid_t> out;
   std::ifstream f(cat("/proc/", std::to_string(pid), "/task/", std::to_string(pid), "/children"));

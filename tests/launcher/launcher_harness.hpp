@@ -116,6 +116,9 @@ std::vector<pid_t> wait_until_gone(const std::vector<pid_t>& pids, std::chrono::
 // Reaps every exited child (orphans adopted as subreaper, such as the reaper of a killed
 // launcher) without waiting for the ones still running.
 void reap_adopted_children();
+// Reaps children (polling, at most `limit`) until this process has none left; returns whether
+// none is. After a launcher such as mpirun has exited, its ranks that outlived it are ours.
+bool wait_for_adopted_children(std::chrono::seconds limit);
 // The children of process `pid` (from /proc; empty when the kernel does not list them).
 std::vector<pid_t> children_of(pid_t pid);
 // Makes this process the reaper of orphaned descendants (PR_SET_CHILD_SUBREAPER) so that
