@@ -464,20 +464,28 @@ void file::set_view(offset_t disp, const datatype& etype, const datatype& filety
   // member's view interleaves small runs with holes, the same answer on every member.
   const int interleaved = allreduce(f.members, view->interleaved() ? 1 : 0, op::max);
   // Reads go through it when the members span nodes (each named by its lowest world rank) or
-  // when any member finds the exchange the faster read on one node (cb_reads_on_one_node).
+  // when any member finds the exchange the faster read on one node (cb_reads_on_one_node);
+  // writes unless the members share one node and every member writes small pieces through
+  // mappings of the file (mapped_writes_pay: tmpfs; a member whose view has larger runs keeps
+  // collective buffering for all).
   bool reads_two_phase = false;
+  bool writes_two_phase = true;
   if (interleaved != 0) {
     const rank_t node = local_team().to_world(0);
     const bool one_node =
         allreduce(f.members, node, op::max) == allreduce(f.members, node, op::min);
     reads_two_phase =
         !one_node || allreduce(f.members, detail::cb_reads_on_one_node() ? 1 : 0, op::max) != 0;
+    const bool mapped = detail::mapped_writes_pay(f.fd) &&
+                        view->contiguous_or_runs_at_most(detail::mapped_read_max_piece);
+    writes_two_phase = !one_node || allreduce(f.members, mapped ? 1 : 0, op::min) == 0;
   }
   {
     std::lock_guard<std::mutex> g(f.mu);
     f.view = std::move(*view);
     f.view_interleaved = interleaved != 0;
     f.reads_two_phase = reads_two_phase;
+    f.writes_two_phase = writes_two_phase;
     f.pointer = 0;
   }
   if (f.members.rank() == 0) f.shared_store(0, call);

@@ -276,10 +276,12 @@ void run_file_op(file_op& op, io_ring* ring) noexcept {
       lock.emplace(op.fd, lo, hi, op.write);
     }
     std::uint64_t done = 0;
-    // Reads of many small pieces out of mappings where the file system gains from it; the
-    // rest as before (what the mappings left, the end of the file or a file that shrank, by
-    // pread).
-    const std::size_t mapped = reads_mapped(op) ? read_mapped(op, data, done) : 0;
+    // Reads of many small pieces out of mappings where the file system gains from it, writes
+    // of them into mappings on tmpfs; the rest as before (what the mappings left, the end of
+    // the file or a file that shrank, by pread or pwrite).
+    const std::size_t mapped = reads_mapped(op)    ? read_mapped(op, data, done)
+                               : writes_mapped(op) ? write_mapped(op, data, done)
+                                                   : 0;
     int err = 0;
     if (mapped > 0) {
       if (mapped < op.pieces.size()) err = move_pieces(op, data, done, mapped);

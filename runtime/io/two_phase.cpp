@@ -136,7 +136,7 @@ bool uses_two_phase(const file_impl& f, bool write) {
   if (f.atomic) return false;  // atomic mode: each member's access stays one access
   const auto v = f.hints.get("collective_buffering");
   if (v) return *v == "true";
-  return f.view_interleaved && (write || f.reads_two_phase);
+  return f.view_interleaved && (write ? f.writes_two_phase : f.reads_two_phase);
 }
 
 std::atomic<int> cb_reads_for_testing{0};

@@ -146,6 +146,15 @@ constexpr std::array registry{
                "faster for 4 KiB pieces on ext4 (other file systems, tmpfs included, and "
                "machines with costlier kernel entries read by pread). 0: a pread per piece "
                "everywhere."},
+  setting_info{"ONESIDE_IO_MAPPED_WRITES", boolean, "1", {},
+               "Writes of 16 pieces or more, 256 KiB or less each on average (strided and "
+               "interleaved views), to a file on tmpfs move the pieces into the file's pages "
+               "through a mapping of it (process_vm_writev into the process's own mapping) "
+               "instead of one pwrite each; collective writes of interleaved views by members on "
+               "one node then skip collective buffering, each member writing its own pieces "
+               "(4 KiB blocks of 1 GiB from 2 ranks: 0.91x a single-stream dd, 1.6-2.3x faster "
+               "than collective buffering). Files open write-only and disk file systems keep "
+               "pwrite. 0: pwrite, and collective buffering for collective writes."},
   setting_info{"ONESIDE_IO_CB_READS", choice, "auto", {},
                "Whether collective reads (_all, _at_all) of interleaved views go through "
                "collective buffering when the members share one node (across nodes they always "

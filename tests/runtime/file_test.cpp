@@ -1438,8 +1438,194 @@ TEST_F(File, AFileThatShrinksUnderAMappedReadReadsWhatIsLeft) {
   ::unlink(own.c_str());
 }
 
+// Whether writes of small pieces to a file in `dir` would go through mappings here
+// (mapped_writes_pay of a file there open for reading and writing).
+bool writes_mapped_in(const std::string& dir) {
+  const std::string probe = dir + "/mapped-writes-probe." + std::to_string(world().rank());
+  const int fd = ::open(probe.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  EXPECT_GE(fd, 0) << probe;
+  const bool pays = fd >= 0 && detail::mapped_writes_pay(fd);
+  if (fd >= 0) ::close(fd);
+  ::unlink(probe.c_str());
+  return pays;
+}
+
+// A directory on tmpfs (/dev/shm) for the length of a test, made by rank 0 and named to every
+// rank; empty when /dev/shm is not tmpfs here (the same verdict on every rank).
+struct tmpfs_dir {
+  tmpfs_dir() {
+    char name[256] = {};
+    struct statfs fs {};
+    if (world().rank() == 0 && ::statfs("/dev/shm", &fs) == 0 && fs.f_type == 0x01021994) {
+      std::strncpy(name, "/dev/shm/oneside-file-XXXXXX", sizeof name - 1);
+      if (::mkdtemp(name) == nullptr) name[0] = '\0';
+    }
+    broadcast(world(), name, sizeof name, datatype::of<char>(), 0);
+    path = name;
+  }
+  ~tmpfs_dir() {
+    barrier(world());
+    std::error_code ec;
+    if (world().rank() == 0 && !path.empty()) std::filesystem::remove_all(path, ec);
+  }
+  tmpfs_dir(const tmpfs_dir&) = delete;
+  tmpfs_dir& operator=(const tmpfs_dir&) = delete;
+  std::string path;
+};
+
+bool mapped_writes_setting_on() {
+  const char* v = std::getenv("ONESIDE_IO_MAPPED_WRITES");
+  return v == nullptr || std::string_view(v) != "0";
+}
+
+// Writes of many small pieces to a file on tmpfs go into the file's pages through a mapping
+// (ONESIDE_IO_MAPPED_WRITES, on by default), and a collective write of an interleaved view by
+// members on one node then skips collective buffering: the file holds exactly what a pwrite per
+// piece would have written (holes stay zero, the file grows to the end of the last piece), its
+// modification time moves, and a file open write-only, or on another file system, keeps
+// pwrite. With the setting 0 (ctest runtime.file.tmpfs_unmapped) collective buffering again.
+TEST_F(File, WritesOfManySmallPiecesGoThroughMappingsOnTmpfs) {
+  covers("IO-4");
+  const tmpfs_dir shm;
+  if (shm.path.empty()) GTEST_SKIP() << "/dev/shm is not tmpfs here";
+  const bool on = mapped_writes_setting_on();
+  {
+    // What decides: tmpfs, a descriptor open for reading and writing, the setting.
+    const std::string probe = shm.path + "/probe." + std::to_string(rank());
+    int fd = ::open(probe.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(detail::mapped_writes_pay(fd), on);
+    ::close(fd);
+    fd = ::open(probe.c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    EXPECT_FALSE(detail::mapped_writes_pay(fd)) << "open write-only";
+    ::close(fd);
+    ::unlink(probe.c_str());
+    struct statfs fs {};
+    ASSERT_EQ(::statfs(dir_.c_str(), &fs), 0);
+    if (fs.f_type != 0x01021994) {
+      EXPECT_FALSE(writes_mapped_in(dir_)) << "not tmpfs";
+    }
+  }
+  // 300 blocks of 100 bytes each, round robin over the members with a block's hole after each
+  // round; the file starts empty and an hour old.
+  constexpr std::size_t block = 100, blocks = 300, n = block * blocks;
+  const auto stride = static_cast<std::int64_t>(block) * (size() + 1);
+  bytes mine(n);
+  for (std::size_t i = 0; i < n; ++i) mine[i] = tag(rank(), i);
+  const std::string p = shm.path + "/interleaved";
+  file f = file::open(world(), p, rw_create);
+  f.set_view(static_cast<offset_t>(block) * rank(), byte_t(),
+             datatype::resized(datatype::contiguous(block, byte_t()), 0, stride));
+  if (rank() == 0) {
+    const timespec old[2] = {{::time(nullptr) - 3600, 0}, {::time(nullptr) - 3600, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, p.c_str(), old, 0), 0);
+  }
+  barrier(world());
+  const bool one_node = local_team().size() == size();
+  const std::int64_t mapped = detail::mapped_writes_for_testing.load();
+  const std::int64_t exchanged = detail::two_phase_accesses_for_testing.load();
+  EXPECT_EQ(f.write_at_all(0, mine.data(), static_cast<count_t>(n), byte_t()).bytes,
+            static_cast<count_t>(n));
+  const bool through_cb = !(one_node && on);  // the view has holes at any member count
+  EXPECT_EQ(detail::two_phase_accesses_for_testing.load() - exchanged, through_cb ? 1 : 0);
+  const std::int64_t mapped_now = detail::mapped_writes_for_testing.load() - mapped;
+  if (!on) {
+    EXPECT_EQ(mapped_now, 0);
+  } else if (!through_cb) {
+    EXPECT_EQ(mapped_now, 1) << "each member's own pieces";
+  } else {
+    EXPECT_LE(mapped_now, 1) << "an aggregator's spans (holes between them) may go mapped too";
+  }
+  f.close();
+  // Every byte as a pwrite per piece leaves it.
+  bytes expected(
+      static_cast<std::size_t>(stride) * (blocks - 1) + block * static_cast<std::size_t>(size()),
+      std::byte{0});
+  for (int r = 0; r < size(); ++r) {
+    for (std::size_t b = 0; b < blocks; ++b) {
+      for (std::size_t i = 0; i < block; ++i) {
+        expected[b * static_cast<std::size_t>(stride) + static_cast<std::size_t>(r) * block + i] =
+            tag(r, b * block + i);
+      }
+    }
+  }
+  const bytes got = contents(p);
+  EXPECT_EQ(got.size(), expected.size()) << "the file ends at the last member's last block";
+  EXPECT_TRUE(got == expected) << "the file's bytes";
+  struct stat st {};
+  ASSERT_EQ(::stat(p.c_str(), &st), 0);
+  EXPECT_GT(st.st_mtime, ::time(nullptr) - 600) << "the modification time moved";
+  barrier(world());
+  // Write-only: the same bytes, by pwrite (and collective buffering when interleaved).
+  const std::string wo = shm.path + "/write-only";
+  file g = file::open(world(), wo, file_mode::wronly | file_mode::create);
+  g.set_view(static_cast<offset_t>(block) * rank(), byte_t(),
+             datatype::resized(datatype::contiguous(block, byte_t()), 0, stride));
+  const std::int64_t before = detail::mapped_writes_for_testing.load();
+  EXPECT_EQ(g.write_at_all(0, mine.data(), static_cast<count_t>(n), byte_t()).bytes,
+            static_cast<count_t>(n));
+  EXPECT_EQ(detail::mapped_writes_for_testing.load() - before, 0) << "open write-only";
+  g.close();
+  EXPECT_TRUE(contents(wo) == expected);
+  // Runs averaging more than 256 KiB: collective buffering, as on other file systems.
+  constexpr std::size_t big = std::size_t{512} << 10;
+  const std::string lp = shm.path + "/large-runs";
+  file h = file::open(world(), lp, rw_create);
+  h.set_view(static_cast<offset_t>(big) * rank(), byte_t(),
+             datatype::resized(datatype::contiguous(big, byte_t()), 0,
+                               static_cast<std::int64_t>(big) * (size() + 1)));
+  bytes one(big);
+  for (std::size_t i = 0; i < big; ++i) one[i] = tag(rank(), i);
+  const std::int64_t cb_before = detail::two_phase_accesses_for_testing.load();
+  EXPECT_EQ(h.write_at_all(0, one.data(), static_cast<count_t>(big), byte_t()).bytes,
+            static_cast<count_t>(big));
+  EXPECT_EQ(detail::two_phase_accesses_for_testing.load() - cb_before, 1) << "512 KiB runs";
+  h.close();
+  const bytes large = contents(lp);
+  ASSERT_EQ(large.size(), big * static_cast<std::size_t>(size()));
+  EXPECT_TRUE(std::equal(one.begin(), one.end(),
+                         large.begin() + static_cast<std::ptrdiff_t>(big) * rank()));
+}
+
+namespace {
+void truncate_to_nothing(int fd) {
+  if (::ftruncate(fd, 0) != 0) std::abort();
+}
+}  // namespace
+
+// A file another process truncates after a mapped write mapped it: the kernel cannot copy into
+// the pages past the new end, and the write finishes every piece with pwrite, which extends
+// the file again. Nothing is lost and the call succeeds.
+TEST_F(File, AMappedWriteIntoAFileThatShrankFinishesWithPwrite) {
+  const tmpfs_dir shm;
+  if (shm.path.empty()) GTEST_SKIP() << "/dev/shm is not tmpfs here";
+  if (!mapped_writes_setting_on()) GTEST_SKIP() << "ONESIDE_IO_MAPPED_WRITES=0";
+  constexpr std::size_t block = 512, blocks = 40, n = block * blocks;
+  const std::string p = shm.path + "/shrinks." + std::to_string(rank());
+  const team self = world().split(rank(), 0);
+  file f = file::open(self, p, rw_create);
+  f.set_view(0, byte_t(), datatype::resized(datatype::contiguous(block, byte_t()), 0, 2 * block));
+  bytes mine(n);
+  for (std::size_t i = 0; i < n; ++i) mine[i] = tag(rank(), i);
+  const std::int64_t mapped = detail::mapped_writes_for_testing.load();
+  detail::mapped_write_hook_for_testing.store(&truncate_to_nothing);
+  const io_status s = f.write_at(0, mine.data(), static_cast<count_t>(n), byte_t());
+  detail::mapped_write_hook_for_testing.store(nullptr);
+  EXPECT_EQ(s.bytes, static_cast<count_t>(n));
+  EXPECT_EQ(detail::mapped_writes_for_testing.load() - mapped, 1) << "the mapping was tried";
+  f.close();
+  bytes expected(2 * block * (blocks - 1) + block, std::byte{0});
+  for (std::size_t b = 0; b < blocks; ++b) {
+    std::copy_n(mine.begin() + static_cast<std::ptrdiff_t>(b * block), block,
+                expected.begin() + static_cast<std::ptrdiff_t>(2 * b * block));
+  }
+  EXPECT_TRUE(contents(p) == expected) << "every piece written";
+}
+
 // Collective buffering's automatic choice (no hint) for a view of 4 KiB blocks round-robin over
-// the members: writes go through it; reads do across nodes, and on one node when any member's
+// the members: writes go through it, unless the members share a node and write small pieces
+// through mappings of the file (tmpfs); reads do across nodes, and on one node when any member's
 // cb_reads_on_one_node() says so (ONESIDE_IO_CB_READS; forced here both ways, and differently
 // on member 0, whose choice every member must then follow); the hint decides over both. Data
 // stay right.
@@ -1449,6 +1635,7 @@ TEST_F(File, InterleavedReadsFollowTheCollectiveBufferingChoice) {
                                         static_cast<std::int64_t>(block) * size());
   const bool one_node = local_team().size() == size();
   const bool interleaved = size() > 1;  // one member's round robin has no holes
+  const bool writes_mapped = one_node && writes_mapped_in(dir_);
   bytes mine(n);
   for (std::size_t i = 0; i < n; ++i) mine[i] = tag(rank(), i);
   struct choice {
@@ -1473,7 +1660,7 @@ TEST_F(File, InterleavedReadsFollowTheCollectiveBufferingChoice) {
       const bool automatic = *hint == '\0';
       const bool forced_on = std::string_view(hint) == "true";
       EXPECT_EQ(detail::two_phase_accesses_for_testing.load() - before,
-                forced_on || (automatic && interleaved) ? 1 : 0);
+                forced_on || (automatic && interleaved && !writes_mapped) ? 1 : 0);
       bytes back(n, std::byte{0});
       before = detail::two_phase_accesses_for_testing.load();
       EXPECT_EQ(f.read_at_all(0, back.data(), static_cast<count_t>(n), byte_t()).bytes,
