@@ -308,6 +308,9 @@ extern std::atomic<std::int64_t> two_phase_accesses_for_testing;
 inline constexpr std::size_t mapped_read_min_pieces = 16;
 inline constexpr std::size_t mapped_read_max_piece = std::size_t{256} << 10;
 bool reads_mapped(const file_op& op);
+// The magic number of the file system holding `fd` (statfs's f_type; 0 when unknown).
+unsigned long file_system_of(int fd) noexcept;
+inline constexpr unsigned long tmpfs_magic = 0x01021994UL;
 // Whether the file system of `fd` is one whose reads go through mappings (ext4, XFS, Btrfs).
 bool maps_well(int fd) noexcept;
 // Whether reads of `fd` go through mappings: maps_well(fd), and a system call costs less than

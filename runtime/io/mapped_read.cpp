@@ -107,13 +107,16 @@ bool reads_mapped(const file_op& op) {
          op.bytes <= op.pieces.size() * mapped_read_max_piece;
 }
 
+unsigned long file_system_of(int fd) noexcept {
+  struct statfs fs {};
+  return ::fstatfs(fd, &fs) == 0 ? static_cast<unsigned long>(fs.f_type) : 0;
+}
+
 // Local disk file systems whose page cache a fault maps many pages of at once (large folios
 // and fault-around). On tmpfs a mapped read of 4 KiB pieces measured 0.95x (2 ranks) and 0.85x
 // (4 ranks on 2 cores) a pread each.
 bool maps_well(int fd) noexcept {
-  struct statfs fs {};
-  if (::fstatfs(fd, &fs) != 0) return false;
-  switch (static_cast<unsigned long>(fs.f_type)) {
+  switch (file_system_of(fd)) {
     case 0xEF53UL:      // ext2/3/4
     case 0x58465342UL:  // XFS
     case 0x9123683EUL:  // Btrfs

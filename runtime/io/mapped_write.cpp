@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <vector>
@@ -30,8 +29,6 @@ constexpr std::size_t window_bytes = std::size_t{1} << 30;
 // iovecs per process_vm_writev (the kernel's limit, IOV_MAX).
 constexpr std::size_t max_iov = 1024;
 
-constexpr unsigned long tmpfs_magic = 0x01021994UL;
-
 // Whether this process may move memory into itself with process_vm_writev (a seccomp filter
 // or an old kernel may refuse it).
 bool cma_to_self_works() noexcept {
@@ -45,24 +42,22 @@ bool cma_to_self_works() noexcept {
   return works;
 }
 
-bool on_tmpfs(int fd) noexcept {
-  struct statfs fs {};
-  return ::fstatfs(fd, &fs) == 0 && static_cast<unsigned long>(fs.f_type) == tmpfs_magic;
+bool enabled() {
+  static const bool on = setting_bool("ONESIDE_IO_MAPPED_WRITES");
+  return on;
 }
 
 }  // namespace
 
 bool writes_mapped(const file_op& op) {
-  static const bool enabled = setting_bool("ONESIDE_IO_MAPPED_WRITES");
-  return enabled && op.write && !op.atomic && op.pieces.size() >= mapped_read_min_pieces &&
+  return enabled() && op.write && !op.atomic && op.pieces.size() >= mapped_read_min_pieces &&
          op.bytes <= op.pieces.size() * mapped_read_max_piece;
 }
 
 bool mapped_writes_pay(int fd) noexcept {
-  static const bool enabled = setting_bool("ONESIDE_IO_MAPPED_WRITES");
   // A shared writable mapping needs a descriptor open for reading and writing.
-  return enabled && fd >= 0 && (::fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR && on_tmpfs(fd) &&
-         cma_to_self_works();
+  return enabled() && fd >= 0 && (::fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR &&
+         file_system_of(fd) == tmpfs_magic && cma_to_self_works();
 }
 
 std::size_t write_mapped(file_op& op, const std::byte* data, std::uint64_t& done) {

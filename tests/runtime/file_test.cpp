@@ -1454,14 +1454,10 @@ bool writes_mapped_in(const std::string& dir) {
 // rank; empty when /dev/shm is not tmpfs here (the same verdict on every rank).
 struct tmpfs_dir {
   tmpfs_dir() {
-    char name[256] = {};
     struct statfs fs {};
-    if (world().rank() == 0 && ::statfs("/dev/shm", &fs) == 0 && fs.f_type == 0x01021994) {
-      std::strncpy(name, "/dev/shm/oneside-file-XXXXXX", sizeof name - 1);
-      if (::mkdtemp(name) == nullptr) name[0] = '\0';
-    }
-    broadcast(world(), name, sizeof name, datatype::of<char>(), 0);
-    path = name;
+    const bool tmpfs = ::statfs("/dev/shm", &fs) == 0 &&
+                       static_cast<unsigned long>(fs.f_type) == detail::tmpfs_magic;
+    path = make_shared_dir("/dev/shm/oneside-file-XXXXXX", tmpfs);
   }
   ~tmpfs_dir() {
     barrier(world());
@@ -1474,8 +1470,7 @@ struct tmpfs_dir {
 };
 
 bool mapped_writes_setting_on() {
-  const char* v = std::getenv("ONESIDE_IO_MAPPED_WRITES");
-  return v == nullptr || std::string_view(v) != "0";
+  return detail::setting_bool("ONESIDE_IO_MAPPED_WRITES");
 }
 
 // Writes of many small pieces to a file on tmpfs go into the file's pages through a mapping
@@ -1503,7 +1498,7 @@ TEST_F(File, WritesOfManySmallPiecesGoThroughMappingsOnTmpfs) {
     ::unlink(probe.c_str());
     struct statfs fs {};
     ASSERT_EQ(::statfs(dir_.c_str(), &fs), 0);
-    if (fs.f_type != 0x01021994) {
+    if (static_cast<unsigned long>(fs.f_type) != detail::tmpfs_magic) {
       EXPECT_FALSE(writes_mapped_in(dir_)) << "not tmpfs";
     }
   }

@@ -15,21 +15,26 @@
 
 namespace oneside::test {
 
+// A fresh directory made by rank 0 from mkdtemp template `templ` ("…XXXXXX"), named to every
+// rank: empty everywhere when rank 0 cannot make it or `make` is false there. Collective.
+inline std::string make_shared_dir(const std::string& templ, bool make = true) {
+  char name[256] = {};
+  if (world().rank() == 0 && make) {
+    std::strncpy(name, templ.c_str(), sizeof name - 1);
+    if (::mkdtemp(name) == nullptr) name[0] = '\0';
+  }
+  broadcast(world(), name, sizeof name, datatype::of<char>(), 0);
+  return name;
+}
+
 class FileTestDir : public RankTest {
  protected:
   // `prefix` names the directory: <tmp>/<prefix>-XXXXXX.
   explicit FileTestDir(std::string prefix) : prefix_(std::move(prefix)) {}
 
   void SetUp() override {
-    char name[256] = {};
-    if (rank() == 0) {
-      const std::string templ =
-          (std::filesystem::temp_directory_path() / (prefix_ + "-XXXXXX")).string();
-      std::strncpy(name, templ.c_str(), sizeof name - 1);
-      if (::mkdtemp(name) == nullptr) name[0] = '\0';
-    }
-    broadcast(world(), name, sizeof name, datatype::of<char>(), 0);
-    dir_ = name;
+    dir_ =
+        make_shared_dir((std::filesystem::temp_directory_path() / (prefix_ + "-XXXXXX")).string());
     ASSERT_FALSE(dir_.empty()) << "mkdtemp failed";  // the same verdict on every rank
   }
   void TearDown() override {
