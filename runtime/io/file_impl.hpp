@@ -169,8 +169,35 @@ struct two_phase {
 // reused by every later one): the aggregators, and at each aggregator a buffer of two halves in
 // exposed memory that the members put their pieces into (writes) or get them from (reads), one
 // half per round, so that the next round's exchange overlaps this round's file access.
+// A piece of a member's data in collective buffering, cut at domain and round boundaries.
+struct cb_cut {
+  std::uint32_t domain;
+  std::uint32_t round;  // index into the call's rounds (before skipping empty ones)
+  offset_t at;
+  std::size_t len;
+  std::uint64_t src;  // where its data is in the member's packed data
+};
+
+// Collective buffering's working lists (two_phase_begin), kept from call to call so that their
+// memory stays mapped: an access of 4 KiB pieces has 32 768 of them per 128 MiB, and fresh
+// vectors of that size cost a page fault per 4 KiB each call (a hypervisor exit on some VMs:
+// 40 ms of a 0.18 s interleaved write of 1 GiB from 2 ranks, bench/RESULTS.md). They hold about
+// 100 bytes per piece of the largest access until the file is closed.
+struct cb_scratch {
+  std::vector<cb_cut> cuts;
+  std::vector<std::uint32_t> by_round;   // indices into cuts, grouped by round, in view order
+  std::vector<std::size_t> round_first;  // round k's indices are [round_first[k], [k + 1])
+  std::vector<std::int64_t> per_round;   // this member's cuts per round
+  std::vector<std::int64_t> used;        // everybody's cuts per round
+  std::vector<std::int64_t> out_list;    // (offset, length) pairs to each aggregator
+  std::vector<std::int64_t> in_list;     // at an aggregator: the members' pairs
+  std::vector<file_piece> got;           // the same, one sorted run per member
+  std::vector<file_piece> spans;         // merged: what the aggregator's domain accesses
+};
+
 struct cb_state {
   bool ready = false;
+  cb_scratch scratch;  // used only inside two_phase_begin (one collective per file at a time)
   std::vector<rank_t> aggregators;   // team ranks; domain d belongs to aggregators[d]
   std::vector<rank_t> world;         // the same, as world ranks
   std::vector<std::uintptr_t> addr;  // each aggregator's buffer
