@@ -361,13 +361,13 @@ extern std::atomic<bool> mapped_reads_on_any_fs_for_testing;
 // the file, with process_vm_writev into this process's own mapping: the kernel copies each
 // piece into the file's page without a system call per piece, a fault per page in user space
 // (which costs a hypervisor exit on some VMs) or the file's inode lock (which lets only one
-// pwrite into a file run at a time). 2 members writing interleaved 4 KiB blocks of 1 GiB this
-// way ran at 0.91x one pwrite of the whole file (`dd`, median of 9 launches), 1.6-2.3x faster
-// than through collective buffering (bench/RESULTS.md). The file is first extended to the end of
-// the last piece (fallocate of its last byte: never shrinks it); its modification time is set
-// afterwards, as a write sets it. Pieces from the first one the kernel could not copy (the file
-// shrank under the mapping, no space left), or all of them when the file cannot be mapped, are
-// written with pwrite, which reports the error.
+// pwrite into a file run at a time). 2 and 4 members writing interleaved 4 KiB blocks of 1 GiB
+// this way ran at 0.94x and 0.91x one pwrite of the whole file (`dd`, medians of 9 launches),
+// 1.35-1.5x faster than through collective buffering (bench/RESULTS.md). The file is first extended
+// to the end of the last piece (fallocate of its last byte: never shrinks it); its modification
+// time is set afterwards, as a write sets it. Pieces from the first one the kernel could not copy
+// (the file shrank under the mapping, no space left), or all of them when the file cannot be
+// mapped, are written with pwrite, which reports the error.
 bool writes_mapped(const file_op& op);
 // Whether writes of many small pieces to `fd` go through mappings: ONESIDE_IO_MAPPED_WRITES,
 // the file is on tmpfs and open for reading and writing (a writable shared mapping needs both;

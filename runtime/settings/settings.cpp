@@ -152,8 +152,9 @@ constexpr std::array registry{
                "through a mapping of it (process_vm_writev into the process's own mapping) "
                "instead of one pwrite each; collective writes of interleaved views by members on "
                "one node then skip collective buffering, each member writing its own pieces "
-               "(4 KiB blocks of 1 GiB from 2 ranks: 0.91x a single-stream dd, 1.6-2.3x faster "
-               "than collective buffering). Files open write-only and disk file systems keep "
+               "(4 KiB blocks of 1 GiB from 2 and 4 ranks: 0.94x and 0.91x a single-stream dd, "
+               "1.35-1.5x faster than collective buffering). Files open write-only and disk file "
+               "systems keep "
                "pwrite. 0: pwrite, and collective buffering for collective writes."},
   setting_info{"ONESIDE_IO_CB_READS", choice, "auto", {},
                "Whether collective reads (_all, _at_all) of interleaved views go through "
