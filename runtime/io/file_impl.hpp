@@ -165,10 +165,6 @@ struct two_phase {
   std::exception_ptr error;
 };
 
-// Collective buffering's lasting state of a file (made by its first collective-buffered call,
-// reused by every later one): the aggregators, and at each aggregator a buffer of two halves in
-// exposed memory that the members put their pieces into (writes) or get them from (reads), one
-// half per round, so that the next round's exchange overlaps this round's file access.
 // A piece of a member's data in collective buffering, cut at domain and round boundaries.
 struct cb_cut {
   std::uint32_t domain;
@@ -182,7 +178,7 @@ struct cb_cut {
 // memory stays mapped: an access of 4 KiB pieces has 32 768 of them per 128 MiB, and fresh
 // vectors of that size cost a page fault per 4 KiB each call (a hypervisor exit on some VMs:
 // 40 ms of a 0.18 s interleaved write of 1 GiB from 2 ranks, bench/RESULTS.md). They hold about
-// 100 bytes per piece of the largest access until the file is closed.
+// 70 bytes per piece of the largest access until the file is closed.
 struct cb_scratch {
   std::vector<cb_cut> cuts;
   std::vector<std::uint32_t> by_round;   // indices into cuts, grouped by round, in view order
@@ -190,11 +186,14 @@ struct cb_scratch {
   std::vector<std::int64_t> per_round;   // this member's cuts per round
   std::vector<std::int64_t> used;        // everybody's cuts per round
   std::vector<std::int64_t> out_list;    // (offset, length) pairs to each aggregator
-  std::vector<std::int64_t> in_list;     // at an aggregator: the members' pairs
-  std::vector<file_piece> got;           // the same, one sorted run per member
+  std::vector<std::int64_t> in_list;     // at an aggregator: the members' pairs, a run each
   std::vector<file_piece> spans;         // merged: what the aggregator's domain accesses
 };
 
+// Collective buffering's lasting state of a file (made by its first collective-buffered call,
+// reused by every later one): the aggregators, and at each aggregator a buffer of two halves in
+// exposed memory that the members put their pieces into (writes) or get them from (reads), one
+// half per round, so that the next round's exchange overlaps this round's file access.
 struct cb_state {
   bool ready = false;
   cb_scratch scratch;  // used only inside two_phase_begin (one collective per file at a time)

@@ -113,44 +113,39 @@ void ensure_buffers(file_impl& f, std::string_view call) {
 // write of 1 GiB in 4 KiB pieces).
 void merge_spans(cb_scratch& x, const std::vector<count_t>& in_bytes,
                  const std::vector<count_t>& in_displ, offset_t gap) {
+  // Member r's pairs are x.in_list[next[r]], [next[r] + 1], … up to end[r].
   const std::size_t n = in_bytes.size();
-  x.got.clear();
   std::vector<std::size_t> next(n);
   std::vector<std::size_t> end(n);
+  std::vector<std::size_t> heap;  // members with pairs left, the lowest next offset on top
   for (std::size_t r = 0; r < n; ++r) {
-    const std::int64_t* w = x.in_list.data() + in_displ[r] / 8;
-    next[r] = x.got.size();
-    for (count_t i = 0; i < in_bytes[r] / 16; ++i) {
-      x.got.push_back({w[2 * i], static_cast<std::size_t>(w[2 * i + 1])});
-    }
-    end[r] = x.got.size();
-  }
-  // A heap of the members whose lists are not used up, the lowest next offset on top.
-  std::vector<std::size_t> heap;
-  const auto later = [&](std::size_t a, std::size_t b) {
-    return x.got[next[a]].at > x.got[next[b]].at;
-  };
-  for (std::size_t r = 0; r < n; ++r) {
+    next[r] = static_cast<std::size_t>(in_displ[r] / 8);
+    end[r] = next[r] + static_cast<std::size_t>(in_bytes[r] / 8);
     if (next[r] < end[r]) heap.push_back(r);
   }
+  const auto later = [&](std::size_t a, std::size_t b) {
+    return x.in_list[next[a]] > x.in_list[next[b]];
+  };
   std::make_heap(heap.begin(), heap.end(), later);
   x.spans.clear();
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), later);
     const std::size_t r = heap.back();
-    const file_piece& p = x.got[next[r]++];
+    const offset_t at = x.in_list[next[r]];
+    const offset_t stop = at + x.in_list[next[r] + 1];
+    next[r] += 2;
     if (next[r] < end[r]) {
       std::push_heap(heap.begin(), heap.end(), later);
     } else {
       heap.pop_back();
     }
-    const offset_t stop = p.at + static_cast<offset_t>(p.len);
     if (!x.spans.empty() &&
-        p.at <= x.spans.back().at + static_cast<offset_t>(x.spans.back().len) + gap) {
-      file_piece& b = x.spans.back();
-      b.len = static_cast<std::size_t>(std::max(b.at + static_cast<offset_t>(b.len), stop) - b.at);
+        at <= x.spans.back().at + static_cast<offset_t>(x.spans.back().len) + gap) {
+      file_piece& last = x.spans.back();
+      last.len = static_cast<std::size_t>(
+          std::max(last.at + static_cast<offset_t>(last.len), stop) - last.at);
     } else {
-      x.spans.push_back(p);
+      x.spans.push_back({at, static_cast<std::size_t>(stop - at)});
     }
   }
 }

@@ -154,8 +154,7 @@ constexpr std::array registry{
                "one node then skip collective buffering, each member writing its own pieces "
                "(4 KiB blocks of 1 GiB from 2 and 4 ranks: 0.94x and 0.91x a single-stream dd, "
                "1.35-1.5x faster than collective buffering). Files open write-only and disk file "
-               "systems keep "
-               "pwrite. 0: pwrite, and collective buffering for collective writes."},
+               "systems keep pwrite. 0: pwrite, and collective buffering for collective writes."},
   setting_info{"ONESIDE_IO_CB_READS", choice, "auto", {},
                "Whether collective reads (_all, _at_all) of interleaved views go through "
                "collective buffering when the members share one node (across nodes they always "
